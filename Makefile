@@ -1,0 +1,30 @@
+# One entry point for humans and CI: `make demo` and `make test` set everything up first.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+# CPU build for development machines; GPU users install their own torch first.
+TORCH ?= torch==2.13.0
+STAMP := $(VENV)/.xlpe-installed
+export TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD := 1
+
+.PHONY: setup test demo benchmark
+
+setup: $(STAMP)
+
+$(STAMP): setup.py
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip wheel setuptools Cython
+	$(BIN)/pip install -q "$(TORCH)"
+	# fastBPE's sdist needs Cython at build time and no build isolation
+	$(BIN)/pip install -q --no-build-isolation fastbpe==0.1.0
+	$(BIN)/pip install -q -e ".[test]"
+	touch $@
+
+test: $(STAMP)
+	$(BIN)/python -m pytest tests -q
+
+demo: $(STAMP)
+	PATH="$(abspath $(BIN)):$$PATH" bash examples/demo.sh $(DEMO_ARGS)
+
+benchmark: $(STAMP)
+	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python scripts/benchmark.py $(BENCH_ARGS)

@@ -1,0 +1,39 @@
+"""xlpe-fairseq: cross-lingual word order for Transformer NMT, as a fairseq plugin."""
+from pathlib import Path
+
+from setuptools import find_packages, setup
+
+HERE = Path(__file__).parent
+
+
+CONSOLE_SCRIPTS = [
+]
+
+
+setup(
+    name="xlpe-fairseq",
+    version="0.1.0",
+    description="Cross-lingual position encoding, dynamic position encoding and "
+    "reordering embeddings for fairseq Transformer NMT",
+    long_description=(HERE / "README.md").read_text(),
+    long_description_content_type="text/markdown",
+    python_requires=">=3.10",
+    packages=find_packages(include=["xlpe_fairseq", "xlpe_fairseq.*"]),
+    install_requires=[
+        # PyPI's `fairseq` 0.12.2 does not import on Python >= 3.11; these are
+        # maintained snapshots of fairseq main that do. Never depend on `fairseq`.
+        've-fairseq==0.12.3; python_version < "3.12"',
+        'fairseq-fixed==0.12.3.1; python_version >= "3.12"',
+        # a range, not a pin: GPU clusters bring their own CUDA build; the
+        # Makefile pins the CPU build for development machines.
+        "torch>=2.1",
+        "numpy",
+        "sacrebleu>=2.0",
+        "sacremoses",
+        "fastBPE",
+        "eflomal>=2.0",
+        "matplotlib",
+    ],
+    extras_require={"test": ["pytest"]},
+    entry_points={"console_scripts": CONSOLE_SCRIPTS},
+)

@@ -1,0 +1,124 @@
+"""Reorder positions next to fairseq's binarized parallel data, collated with the source.
+
+A reorder item holds one 0-based position per source BPE token (EOS excluded): where that
+token goes in the target-ordered source. In a batch, ``reorder_positions`` is a LongTensor
+shaped like ``src_tokens``: the item's positions, then EOS at the last position ``n``, and
+``-1`` wherever ``src_tokens`` is padding (left or right, as the source is padded).
+"""
+import os
+
+import numpy as np
+import torch
+from fairseq.data import BaseWrapperDataset, data_utils, indexed_dataset
+
+from ..reordering.reorder_file import ReorderFileError, validate_permutation
+
+
+class ReorderPositionsError(ReorderFileError):
+    """Binarized reorder positions that do not fit the source they belong to."""
+
+
+def reorder_prefix(data_path, split, src, tgt):
+    """``{data}/{split}.reorder.{src}-{tgt}`` (fairseq adds ``.bin`` / ``.idx``)."""
+    return os.path.join(data_path, f"{split}.reorder.{src}-{tgt}")
+
+
+def load_reorder_positions(data_path, split, src, tgt, source_sizes, dataset_impl=None):
+    """Load ``{split}.reorder.{src}-{tgt}``, or return None when it does not exist.
+
+    Raises ``ReorderPositionsError`` naming the file and the 1-based line when the number
+    of lines or a line's length does not match the source (``source_sizes`` counts EOS,
+    reorder lines do not). Sharded splits (``train1``...) are not supported: their
+    line count will not match.
+    """
+    prefix = reorder_prefix(data_path, split, src, tgt)
+    if not indexed_dataset.dataset_exists(prefix, impl=dataset_impl or "mmap"):
+        return None
+    reorder = data_utils.load_indexed_dataset(prefix, None, dataset_impl)
+    if len(reorder) != len(source_sizes):
+        raise ReorderPositionsError(
+            f"{prefix}.bin: {len(reorder)} lines, but the source {split} split has "
+            f"{len(source_sizes)} sentences; rebuild it with xlpe-reorder and xlpe-binarize "
+            "from the same BPE text that fairseq-preprocess binarized"
+        )
+    expected = np.asarray(source_sizes) - 1
+    bad = np.flatnonzero(np.asarray(reorder.sizes) != expected)
+    if len(bad):
+        line = int(bad[0])
+        raise ReorderPositionsError(
+            f"{prefix}.bin line {line + 1}: expected {expected[line]} positions (one per "
+            f"source BPE token, EOS excluded), found {reorder.sizes[line]} "
+            f"({len(bad)} lines differ)"
+        )
+    return reorder
+
+
+class LanguagePairWithReorderDataset(BaseWrapperDataset):
+    """A ``LanguagePairDataset`` whose batches also carry ``reorder_positions``.
+
+    Positions are always in ``sample["reorder_positions"]`` (targets for the order loss) and,
+    when ``positions_as_input`` is set by the task for models that read them (XL PE), also in
+    ``sample["net_input"]``, which is what ``fairseq-generate`` hands to the encoder.
+
+    ``noise`` > 0 is the XL PE paper's noise attack (Ding et al. 2020, Fig. 4): in each
+    sentence a fraction ``noise`` of the tokens exchange positions among themselves
+    (a cyclic shift, so each chosen token really moves), re-drawn every epoch from ``seed``.
+    """
+
+    def __init__(self, dataset, reorder, reorder_path, positions_as_input=False,
+                 noise=0.0, seed=1):
+        super().__init__(dataset)
+        self.reorder = reorder
+        self.reorder_path = reorder_path
+        self.positions_as_input = positions_as_input
+        self.noise = noise
+        self.seed = seed
+        self.epoch = 1
+
+    def set_epoch(self, epoch):
+        self.epoch = epoch
+        super().set_epoch(epoch)
+
+    def num_tokens_vec(self, indices):
+        return self.dataset.num_tokens_vec(indices)
+
+    def __getitem__(self, index):
+        example = self.dataset[index]
+        positions = self.reorder[index].long()
+        n = positions.numel()
+        if n and (positions.min() < 0 or positions.max() >= n
+                  or torch.bincount(positions, minlength=n).max() > 1):
+            validate_permutation(positions.tolist(), n, f"{self.reorder_path}.bin line {index + 1}")
+        if self.noise > 0 and n > 1:
+            positions = self._swap(positions, index)
+        example["reorder_positions"] = positions
+        return example
+
+    def _swap(self, positions, index):
+        chosen_count = int(round(self.noise * positions.numel()))
+        if chosen_count < 2:
+            return positions
+        with data_utils.numpy_seed(self.seed, self.epoch, index):
+            chosen = torch.from_numpy(np.random.permutation(positions.numel())[:chosen_count])
+        noisy = positions.clone()
+        noisy[chosen] = positions[chosen.roll(1)]
+        return noisy
+
+    def collater(self, samples, pad_to_length=None):
+        batch = self.dataset.collater(samples, pad_to_length=pad_to_length)
+        if not batch:
+            return batch
+        src_tokens = batch["net_input"]["src_tokens"]
+        by_id = {s["id"]: s["reorder_positions"] for s in samples}
+        with_eos = []
+        for sample_id in batch["id"].tolist():
+            positions = by_id[sample_id]
+            with_eos.append(torch.cat([positions, positions.new_tensor([positions.numel()])]))
+        reorder_positions = data_utils.collate_tokens(
+            with_eos, pad_idx=-1, left_pad=self.dataset.left_pad_source,
+            pad_to_length=src_tokens.size(1),
+        )
+        batch["reorder_positions"] = reorder_positions
+        if self.positions_as_input:
+            batch["net_input"]["reorder_positions"] = reorder_positions
+        return batch

@@ -1,0 +1,1 @@
+"""Reorder extraction: target-ordered source positions from word alignments."""

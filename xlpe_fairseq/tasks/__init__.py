@@ -1,0 +1,2 @@
+"""fairseq tasks of the plugin."""
+from . import translation_reorder  # noqa: F401
