@@ -1,0 +1,143 @@
+"""The order-loss criterion: formula, scale, fallbacks and logging."""
+from types import SimpleNamespace
+
+import pytest
+import torch
+from fairseq.criterions.label_smoothed_cross_entropy import (
+    LabelSmoothedCrossEntropyCriterion,
+    label_smoothed_nll_loss,
+)
+from fairseq.data import Dictionary
+from fairseq.logging import metrics
+from fairseq.modules import SinusoidalPositionalEmbedding
+
+from xlpe_fairseq.criterions.label_smoothed_cross_entropy_with_order import (
+    LabelSmoothedCrossEntropyWithOrderCriterion,
+)
+from xlpe_fairseq.modules import SinusoidalPositionsAt
+
+DIM = 8
+
+
+class FixedOutputModel(torch.nn.Module):
+    """Returns fixed logits and order predictions, like transformer_dpe's forward."""
+
+    def __init__(self, logits, order_predictions, padding_idx):
+        super().__init__()
+        self.logits = logits
+        self.order_predictions = order_predictions
+        self.positions = SinusoidalPositionsAt(DIM, padding_idx)
+
+    def forward(self, src_tokens, src_lengths, prev_output_tokens):
+        extra = {"attn": [None]}
+        if self.order_predictions is not None:
+            extra["order_predictions"] = self.order_predictions
+        return self.logits, extra
+
+    def get_normalized_probs(self, net_output, log_probs, sample=None):
+        return torch.log_softmax(net_output[0], dim=-1)
+
+    def get_targets(self, sample, net_output):
+        return sample["target"]
+
+    def order_targets(self, reorder_positions):
+        return self.positions(reorder_positions)
+
+
+def fixed_batch(vocab, with_positions=True):
+    torch.manual_seed(0)
+    pad, eos = vocab.pad(), vocab.eos()
+    # left-padded source: sentence 0 has 3 tokens + EOS, sentence 1 has 1 token + EOS
+    src_tokens = torch.LongTensor([[5, 6, 7, eos], [pad, pad, 8, eos]])
+    target = torch.LongTensor([[5, 6, eos], [7, eos, pad]])
+    sample = {
+        "net_input": {
+            "src_tokens": src_tokens,
+            "src_lengths": torch.LongTensor([4, 2]),
+            "prev_output_tokens": target.clone(),
+        },
+        "target": target,
+        "ntokens": 5,
+    }
+    if with_positions:
+        sample["reorder_positions"] = torch.LongTensor([[2, 0, 1, 3], [-1, -1, 0, 1]])
+    return sample
+
+
+@pytest.fixture
+def vocab():
+    dictionary = Dictionary()
+    for i in range(6):
+        dictionary.add_symbol(f"w{i}")
+    return dictionary
+
+
+def make_criterion(vocab, order_lambda=0.3, eps=0.1):
+    task = SimpleNamespace(source_dictionary=vocab, target_dictionary=vocab)
+    return LabelSmoothedCrossEntropyWithOrderCriterion(task, False, eps, order_lambda)
+
+
+def test_loss_is_lambda_weighted_sum_of_summed_ce_and_summed_mse(vocab):
+    sample = fixed_batch(vocab)
+    logits = torch.randn(2, 3, len(vocab))
+    predictions = torch.randn(2, 4, DIM)
+    model = FixedOutputModel(logits, predictions, vocab.pad())
+    loss, sample_size, log = make_criterion(vocab)(model, sample)
+
+    lprobs = torch.log_softmax(logits, -1).view(-1, len(vocab))
+    ce, _ = label_smoothed_nll_loss(lprobs, sample["target"].view(-1), 0.1, ignore_index=vocab.pad())
+    table = SinusoidalPositionalEmbedding.get_embedding(10, DIM, vocab.pad())
+    supervised = [(0, 0, 2), (0, 1, 0), (0, 2, 1), (1, 2, 0)]  # (row, column, position), no EOS/pad
+    order = sum(
+        ((predictions[b, t] - table[p + vocab.pad() + 1]) ** 2).mean() for b, t, p in supervised
+    )
+    expected = 0.3 * ce + 0.7 * order
+    assert torch.allclose(loss, expected, atol=1e-5), f"loss {loss} != 0.3*CE + 0.7*order = {expected}"
+    assert sample_size == 5
+    assert log["order_ntokens"] == 4, "EOS and padding are not supervised"
+    assert torch.allclose(log["order_loss"], order, atol=1e-5)
+
+
+def test_order_loss_is_summed_not_averaged(vocab):
+    """Doubling the batch doubles the order loss, as it does the summed cross-entropy."""
+    sample = fixed_batch(vocab)
+    predictions = torch.randn(2, 4, DIM)
+    single = make_criterion(vocab).compute_order_loss(
+        FixedOutputModel(None, predictions, vocab.pad()), (None, {"order_predictions": predictions}), sample
+    )[0]
+    doubled_sample = {
+        "net_input": {"src_tokens": sample["net_input"]["src_tokens"].repeat(2, 1)},
+        "reorder_positions": sample["reorder_positions"].repeat(2, 1),
+    }
+    doubled_predictions = predictions.repeat(2, 1, 1)
+    doubled = make_criterion(vocab).compute_order_loss(
+        FixedOutputModel(None, doubled_predictions, vocab.pad()),
+        (None, {"order_predictions": doubled_predictions}), doubled_sample,
+    )[0]
+    assert torch.allclose(doubled, 2 * single), f"{doubled} != 2 * {single}"
+
+
+@pytest.mark.parametrize("with_positions,with_predictions", [(False, True), (True, False)])
+def test_falls_back_to_plain_label_smoothed_ce(vocab, with_positions, with_predictions):
+    sample = fixed_batch(vocab, with_positions=with_positions)
+    logits = torch.randn(2, 3, len(vocab))
+    predictions = torch.randn(2, 4, DIM) if with_predictions else None
+    model = FixedOutputModel(logits, predictions, vocab.pad())
+    loss, _, log = make_criterion(vocab)(model, sample)
+    task = SimpleNamespace(source_dictionary=vocab, target_dictionary=vocab)
+    plain, _, _ = LabelSmoothedCrossEntropyCriterion(task, False, 0.1)(model, sample)
+    assert torch.allclose(loss, plain), "without positions or predictions the loss is plain CE"
+    assert "order_loss" not in log
+
+
+def test_order_loss_is_logged_per_supervised_token(vocab):
+    logs = [{"loss": 8.0, "nll_loss": 6.0, "ntokens": 5, "sample_size": 5, "order_loss": 2.0, "order_ntokens": 4},
+            {"loss": 4.0, "nll_loss": 3.0, "ntokens": 5, "sample_size": 5, "order_loss": 1.0, "order_ntokens": 2}]
+    with metrics.aggregate() as aggregated:
+        LabelSmoothedCrossEntropyWithOrderCriterion.reduce_metrics(logs)
+    assert aggregated.get_smoothed_values()["order_loss"] == pytest.approx(0.5)
+
+
+def test_lambda_out_of_range_is_rejected(vocab):
+    with pytest.raises(ValueError, match=r"--order-lambda must be in \[0, 1\]"):
+        make_criterion(vocab, order_lambda=1.5)

@@ -1,0 +1,82 @@
+"""Collation of reorder positions with fairseq's padded source, and the noise attack."""
+import pytest
+import torch
+from fairseq.data import Dictionary, LanguagePairDataset
+
+from xlpe_fairseq.data.reorder_dataset import LanguagePairWithReorderDataset
+from xlpe_fairseq.reordering.reorder_file import ReorderFileError
+
+
+def make_dataset(sentences, reorders, left_pad_source=True, noise=0.0, as_input=True):
+    vocab = Dictionary()
+    for word in {w for s in sentences for w in s}:
+        vocab.add_symbol(word)
+    src = [torch.LongTensor([vocab.index(w) for w in s] + [vocab.eos()]) for s in sentences]
+    pairs = LanguagePairDataset(
+        src, [len(s) for s in src], vocab, tgt=src, tgt_sizes=[len(s) for s in src],
+        tgt_dict=vocab, left_pad_source=left_pad_source, shuffle=False,
+    )
+    reorder = [torch.IntTensor(r) for r in reorders]
+    dataset = LanguagePairWithReorderDataset(
+        pairs, reorder, "mem/train.reorder.xx-yy", positions_as_input=as_input, noise=noise, seed=3
+    )
+    return dataset, vocab
+
+
+SENTENCES = [["a", "b", "c"], ["d"], ["e", "f"]]
+REORDERS = [[2, 0, 1], [0], [1, 0]]
+
+
+@pytest.mark.parametrize("left_pad", [True, False])
+def test_positions_follow_the_padded_source(left_pad):
+    dataset, vocab = make_dataset(SENTENCES, REORDERS, left_pad_source=left_pad)
+    batch = dataset.collater([dataset[i] for i in range(3)])
+    src_tokens = batch["net_input"]["src_tokens"]
+    positions = batch["reorder_positions"]
+    assert positions.shape == src_tokens.shape
+    assert torch.equal(positions.eq(-1), src_tokens.eq(vocab.pad())), (
+        f"padding of positions must mirror the source padding:\n{positions}\n{src_tokens}"
+    )
+    # fairseq sorts the batch by source length; EOS takes the last position n
+    expected = {0: [2, 0, 1, 3], 1: [0, 1], 2: [1, 0, 2]}
+    for row, sample_id in enumerate(batch["id"].tolist()):
+        got = positions[row][positions[row].ne(-1)].tolist()
+        assert got == expected[sample_id], f"sentence {sample_id}: {got} != {expected[sample_id]}"
+        eos_column = (src_tokens[row] == vocab.eos()).nonzero().item()
+        assert positions[row, eos_column] == len(REORDERS[sample_id])
+
+
+def test_positions_reach_net_input_only_for_models_that_read_them():
+    dataset, _ = make_dataset(SENTENCES, REORDERS, as_input=False)
+    batch = dataset.collater([dataset[i] for i in range(3)])
+    assert "reorder_positions" not in batch["net_input"]
+    assert "reorder_positions" in batch, "the order loss reads positions from the sample"
+
+
+def test_non_permutation_names_file_and_line():
+    dataset, _ = make_dataset(SENTENCES, [[2, 0, 0], [0], [1, 0]])
+    with pytest.raises(ReorderFileError, match=r"mem/train.reorder.xx-yy.bin line 1: position 0 occurs twice"):
+        dataset[0]
+
+
+def test_out_of_range_position_is_rejected():
+    dataset, _ = make_dataset(SENTENCES, [[2, 0, 1], [0], [2, 0]])
+    with pytest.raises(ReorderFileError, match=r"line 3: position 2 \(token 0\) is out of range 0..1"):
+        dataset[2]
+
+
+def test_noise_swaps_the_requested_share_and_keeps_a_permutation():
+    sentence = [f"w{i}" for i in range(20)]
+    dataset, _ = make_dataset([sentence], [list(range(20))], noise=0.2)
+    noisy = dataset[0]["reorder_positions"]
+    assert sorted(noisy.tolist()) == list(range(20)), "noise must keep a permutation"
+    moved = int((noisy != torch.arange(20)).sum())
+    assert moved == 4, f"20% of 20 tokens should move, {moved} did"
+    assert torch.equal(dataset[0]["reorder_positions"], noisy), "noise is seeded per epoch and item"
+    dataset.set_epoch(2)
+    assert not torch.equal(dataset[0]["reorder_positions"], noisy), "noise is re-drawn each epoch"
+
+
+def test_no_noise_leaves_positions_untouched():
+    dataset, _ = make_dataset(SENTENCES, REORDERS, noise=0.0)
+    assert dataset[0]["reorder_positions"].tolist() == REORDERS[0]
