@@ -1,0 +1,418 @@
+"""Reordering Embeddings (Chen, Wang, Utiyama, Sumita 2019, §4, Eq. 6–9).
+
+Every layer n of the chosen stack(s) (``--reorder-emb``, §5: encoder, decoder or both;
+default both, the paper's best system and the only one it scales to Transformer big) runs::
+
+    H̄ⁿ  = LN(SelfAttn(Hⁿ⁻¹) + Hⁿ⁻¹)
+    PPⁿ = sigmoid(Vⁿ · tanh(Wⁿ·Hⁿ⁻¹ + W̄ⁿ·H̄ⁿ))        (Eq. 6)
+    Cⁿ  = LN(H̄ⁿ + PE ⊙ PPⁿ)                         (Eq. 7, 8)
+    Hⁿ  = LN(FFN(Cⁿ) + H̄ⁿ)                          (Eq. 9: the residual is H̄ⁿ, not Cⁿ)
+
+``PE`` is the same sinusoid the embedding layer adds (fairseq's ``embed_positions``, so
+left-padded sources keep ``utils.make_positions`` numbering). Choices this module makes:
+
+* No biases in W, W̄, V: Eq. 6 has none, and the paper's parameter counts (Tables 2, 3:
+  +4.7M for 6 layers at d=512 = 6·3·512²) leave no room for them. Eq. 8's LN is new, so an
+  affected layer gains exactly 3·d² + 2·d parameters.
+* Post-norm only: Eq. 9 places every LN after its residual, as fairseq's default does. With
+  pre-norm there is no H̄ⁿ to gate and no LN for Eq. 8, so
+  ``--{encoder,decoder}-normalize-before`` is rejected for a stack that carries REs.
+* No dropout on ``PE ⊙ PP``: Eq. 8 adds it undropped (§6.3's residual dropout is for sublayers).
+* Decoder: the block sits between masked self-attention and encoder attention (Fig. 2).
+  Following Eq. 9, the RE only shapes the next sublayer's input: encoder attention reads Cⁿ
+  and its residual is H̄ⁿ.
+* ``--reorder-emb-mode additional_pe`` is the paper's control "Additional PEs" (§6.2, Table 1):
+  Cⁿ = LN(H̄ⁿ + PE) in the same place, with no W, W̄, V.
+"""
+from typing import Dict, List, Optional
+
+import torch
+from fairseq.distributed import fsdp_wrap
+from fairseq.models import register_model, register_model_architecture
+from fairseq.models.transformer import (
+    TransformerDecoder,
+    TransformerEncoder,
+    TransformerConfig,
+    TransformerModel,
+    base_architecture,
+    transformer_iwslt_de_en,
+    transformer_wmt_en_de_big,
+)
+from fairseq.modules import LayerNorm
+from fairseq.modules.checkpoint_activations import checkpoint_wrapper
+from fairseq.modules.transformer_layer import (
+    TransformerDecoderLayerBase,
+    TransformerEncoderLayerBase,
+)
+from torch import Tensor, nn
+
+STACKS = ("encoder", "decoder", "both")
+MODES = ("gated", "additional_pe")
+
+
+class ReorderingEmbedding(nn.Module):
+    """``C = LN(H̄ + PE ⊙ PP)`` with ``PP`` from Eq. 6 (``gated``), or ``C = LN(H̄ + PE)``
+    (the "Additional PEs" control, no parameters but the LN)."""
+
+    def __init__(self, embed_dim: int, gated: bool, export: bool = False):
+        super().__init__()
+        self.embed_dim = embed_dim
+        if gated:
+            self.w = nn.Linear(embed_dim, embed_dim, bias=False)
+            self.w_bar = nn.Linear(embed_dim, embed_dim, bias=False)
+            self.v = nn.Linear(embed_dim, embed_dim, bias=False)
+            for linear in (self.w, self.w_bar, self.v):
+                # fairseq's initialisation for its own projections
+                nn.init.xavier_uniform_(linear.weight)
+        else:
+            self.w = self.w_bar = self.v = None
+        self.layer_norm = LayerNorm(embed_dim, export=export)
+
+    def forward(self, h_prev: Tensor, h_bar: Tensor, positions: Tensor) -> Tensor:
+        """``h_prev`` = Hⁿ⁻¹ and ``h_bar`` = H̄ⁿ, ``(T, B, C)``; ``positions`` = PE,
+        ``(T, B, C)`` or broadcastable to it."""
+        if self.v is None:
+            return self.layer_norm(h_bar + positions)
+        # W·Hⁿ⁻¹ + W̄·H̄ⁿ in one GEMM with accumulation (addmm's beta term), instead of a
+        # second GEMM plus an add or a copy into a concatenated input
+        flat = (-1, self.embed_dim)
+        mixed = torch.addmm(self.w_bar(h_bar).view(flat), h_prev.reshape(flat), self.w.weight.t())
+        penalty = torch.sigmoid(self.v(torch.tanh(mixed))).view_as(h_bar)  # PPⁿ, Eq. 6
+        return self.layer_norm(torch.addcmul(h_bar, positions, penalty))  # Eq. 7, 8
+
+
+def _reject_pre_norm(normalize_before: bool, side: str):
+    if normalize_before:
+        raise ValueError(
+            f"transformer_reorder_emb follows Eq. 9 of Chen et al. (2019), which is post-norm: "
+            f"drop --{side}-normalize-before, or keep REs off the {side} (--reorder-emb)"
+        )
+
+
+def _reject_unsupported_positions(cfg, side: str, learned_pos: bool):
+    if learned_pos or cfg.no_token_positional_embeddings:
+        raise ValueError(
+            f"Reordering Embeddings gate the sinusoidal PE (Eq. 7): the {side} needs them as "
+            f"its positions (drop --{side}-learned-pos and --no-token-positional-embeddings)"
+        )
+
+
+def _add_and_norm(layer: nn.Module, x: Tensor, residual: Tensor, layer_norm: nn.Module) -> Tensor:
+    """fairseq's post-norm sublayer ending: dropout, residual add, LN."""
+    return layer_norm(layer.residual_connection(layer.dropout_module(x), residual))
+
+
+def _wrap_layer(layer: nn.Module, cfg) -> nn.Module:
+    """Activation checkpointing and FSDP wrapping, as fairseq's ``build_*_layer`` do."""
+    if cfg.checkpoint_activations:
+        layer = checkpoint_wrapper(layer, offload_to_cpu=cfg.offload_activations)
+    min_params_to_wrap = cfg.min_params_to_wrap if not cfg.checkpoint_activations else 0
+    return fsdp_wrap(layer, min_num_params=min_params_to_wrap)
+
+
+class ReorderEmbEncoderLayer(TransformerEncoderLayerBase):
+    """fairseq's encoder layer with the RE block between self-attention and FFN (Eq. 9)."""
+
+    def __init__(self, cfg, gated: bool, return_fc: bool = False):
+        _reject_pre_norm(cfg.encoder.normalize_before, "encoder")
+        super().__init__(cfg, return_fc=return_fc)
+        self.reorder_emb = ReorderingEmbedding(self.embed_dim, gated, export=cfg.export)
+
+    def forward(self, x, encoder_padding_mask: Optional[Tensor], positions: Tensor):
+        """``x`` = Hⁿ⁻¹ and ``positions`` = PE, both ``(T, B, C)``."""
+        residual = x
+        x, _ = self.self_attn(
+            query=x, key=x, value=x, key_padding_mask=encoder_padding_mask, need_weights=False
+        )
+        h_bar = _add_and_norm(self, x, residual, self.self_attn_layer_norm)
+        x = self.reorder_emb(residual, h_bar, positions)
+        x = self.fc2(self.activation_dropout_module(self.activation_fn(self.fc1(x))))
+        fc_result = x
+        x = _add_and_norm(self, x, h_bar, self.final_layer_norm)
+        if self.return_fc:
+            return x, fc_result
+        return x
+
+
+class ReorderEmbDecoderLayer(TransformerDecoderLayerBase):
+    """fairseq's decoder layer with the RE block between masked self-attention and encoder
+    attention; encoder attention reads Cⁿ, its residual is H̄ⁿ (see the module docstring)."""
+
+    def __init__(self, cfg, gated: bool, no_encoder_attn: bool = False):
+        _reject_pre_norm(cfg.decoder.normalize_before, "decoder")
+        unsupported = [
+            name for name in ("cross_self_attention", "scale_attn", "scale_heads", "scale_fc",
+                              "scale_resids")
+            if getattr(cfg, name, False)
+        ]
+        if unsupported:
+            raise ValueError(f"transformer_reorder_emb's decoder does not support {unsupported}")
+        super().__init__(cfg, no_encoder_attn=no_encoder_attn)
+        self.reorder_emb = ReorderingEmbedding(self.embed_dim, gated, export=cfg.export)
+
+    def forward(
+        self,
+        x,
+        positions: Tensor,
+        encoder_out: Optional[Tensor] = None,
+        encoder_padding_mask: Optional[Tensor] = None,
+        incremental_state: Optional[Dict[str, Dict[str, Optional[Tensor]]]] = None,
+        self_attn_mask: Optional[Tensor] = None,
+        self_attn_padding_mask: Optional[Tensor] = None,
+        need_attn: bool = False,
+        need_head_weights: bool = False,
+    ):
+        """``x`` = Hⁿ⁻¹ and ``positions`` = PE of the same target steps, ``(T, B, C)``.
+        Returns ``(x, attn, None)`` like fairseq's layer."""
+        if need_head_weights:
+            need_attn = True
+        residual = x
+        x, _ = self.self_attn(
+            query=x, key=x, value=x, key_padding_mask=self_attn_padding_mask,
+            incremental_state=incremental_state, need_weights=False, attn_mask=self_attn_mask,
+        )
+        h_bar = _add_and_norm(self, x, residual, self.self_attn_layer_norm)
+        x = self.reorder_emb(residual, h_bar, positions)
+
+        attn: Optional[Tensor] = None
+        residual = h_bar
+        if self.encoder_attn is not None and encoder_out is not None:
+            x, attn = self.encoder_attn(
+                query=x, key=encoder_out, value=encoder_out, key_padding_mask=encoder_padding_mask,
+                incremental_state=incremental_state, static_kv=True,
+                need_weights=need_attn or (not self.training and self.need_attn),
+                need_head_weights=need_head_weights,
+            )
+            x = _add_and_norm(self, x, residual, self.encoder_attn_layer_norm)
+            residual = x
+
+        x = self.fc2(self.activation_dropout_module(self.activation_fn(self.fc1(x))))
+        x = _add_and_norm(self, x, residual, self.final_layer_norm)
+        return x, attn, None
+
+
+class ReorderEmbEncoder(TransformerEncoder):
+    """fairseq's encoder whose layers all carry REs; PE is looked up once per forward and
+    shared by the embedding layer and every layer."""
+
+    def __init__(self, args, dictionary, embed_tokens):
+        cfg = TransformerConfig.from_namespace(args)
+        _reject_unsupported_positions(cfg, "encoder", cfg.encoder.learned_pos)
+        super().__init__(args, dictionary, embed_tokens)
+
+    def build_encoder_layer(self, cfg):
+        layer = ReorderEmbEncoderLayer(
+            cfg, gated=self.args.reorder_emb_mode == "gated", return_fc=self.return_fc
+        )
+        return _wrap_layer(layer, cfg)
+
+    def forward_scriptable(
+        self,
+        src_tokens,
+        src_lengths: Optional[Tensor] = None,
+        return_all_hiddens: bool = False,
+        token_embeddings: Optional[Tensor] = None,
+    ):
+        """fairseq's encoder forward, with PE handed to every layer; same output dict."""
+        encoder_padding_mask = src_tokens.eq(self.padding_idx)
+        has_pads = encoder_padding_mask.any()
+
+        positions = self.embed_positions(src_tokens)
+        if token_embeddings is None:
+            token_embeddings = self.embed_tokens(src_tokens)
+        x = encoder_embedding = self.embed_scale * token_embeddings
+        x = x + positions
+        if self.layernorm_embedding is not None:
+            x = self.layernorm_embedding(x)
+        x = self.dropout_module(x)
+        if self.quant_noise is not None:
+            x = self.quant_noise(x)
+        x = x * (1 - encoder_padding_mask.unsqueeze(-1).type_as(x) * has_pads.type_as(x))
+
+        # B x T x C -> T x B x C
+        x = x.transpose(0, 1)
+        positions = positions.transpose(0, 1)
+
+        encoder_states = [x] if return_all_hiddens else []
+        fc_results = []
+        for layer in self.layers:
+            out = layer(x, encoder_padding_mask if has_pads else None, positions)
+            x, fc_result = out if isinstance(out, tuple) else (out, None)
+            if return_all_hiddens:
+                encoder_states.append(x)
+                fc_results.append(fc_result)
+
+        src_lengths = src_tokens.ne(self.padding_idx).sum(dim=1, dtype=torch.int32).reshape(-1, 1)
+        return {
+            "encoder_out": [x],  # T x B x C
+            "encoder_padding_mask": [encoder_padding_mask],  # B x T
+            "encoder_embedding": [encoder_embedding],  # B x T x C
+            "encoder_states": encoder_states,  # List[T x B x C]
+            "fc_results": fc_results,  # List[T x B x C]
+            "src_tokens": [],
+            "src_lengths": [src_lengths],
+        }
+
+
+class ReorderEmbDecoder(TransformerDecoder):
+    """fairseq's decoder whose layers all carry REs. In incremental decoding, PE is the
+    current step's only (as fairseq's ``SinusoidalPositionalEmbedding`` reads it), so past
+    positions are never recomputed."""
+
+    def __init__(self, args, dictionary, embed_tokens, no_encoder_attn=False):
+        cfg = TransformerConfig.from_namespace(args)
+        _reject_unsupported_positions(cfg, "decoder", cfg.decoder.learned_pos)
+        if cfg.base_layers:
+            raise ValueError("transformer_reorder_emb's decoder does not support --base-layers")
+        super().__init__(args, dictionary, embed_tokens, no_encoder_attn=no_encoder_attn)
+
+    def build_decoder_layer(self, cfg, no_encoder_attn=False):
+        layer = ReorderEmbDecoderLayer(
+            cfg, gated=self.args.reorder_emb_mode == "gated", no_encoder_attn=no_encoder_attn
+        )
+        return _wrap_layer(layer, cfg)
+
+    def extract_features_scriptable(
+        self,
+        prev_output_tokens,
+        encoder_out: Optional[Dict[str, List[Tensor]]],
+        incremental_state: Optional[Dict[str, Dict[str, Optional[Tensor]]]] = None,
+        full_context_alignment: bool = False,
+        alignment_layer: Optional[int] = None,
+        alignment_heads: Optional[int] = None,
+    ):
+        """fairseq's decoder features, with PE handed to every layer; same outputs."""
+        if alignment_layer is None:
+            alignment_layer = self.num_layers - 1
+        enc: Optional[Tensor] = None
+        padding_mask: Optional[Tensor] = None
+        if encoder_out is not None and len(encoder_out["encoder_out"]) > 0:
+            enc = encoder_out["encoder_out"][0]
+        if encoder_out is not None and len(encoder_out["encoder_padding_mask"]) > 0:
+            padding_mask = encoder_out["encoder_padding_mask"][0]
+
+        positions = self.embed_positions(prev_output_tokens, incremental_state=incremental_state)
+        if incremental_state is not None:
+            prev_output_tokens = prev_output_tokens[:, -1:]
+            positions = positions[:, -1:]
+
+        x = self.embed_scale * self.embed_tokens(prev_output_tokens.contiguous())
+        if self.quant_noise is not None:
+            x = self.quant_noise(x)
+        if self.project_in_dim is not None:
+            x = self.project_in_dim(x)
+        x = x + positions
+        if self.layernorm_embedding is not None:
+            x = self.layernorm_embedding(x)
+        x = self.dropout_module(x)
+
+        # B x T x C -> T x B x C
+        x = x.transpose(0, 1)
+        positions = positions.transpose(0, 1)
+
+        self_attn_padding_mask: Optional[Tensor] = None
+        if prev_output_tokens.eq(self.padding_idx).any():
+            self_attn_padding_mask = prev_output_tokens.eq(self.padding_idx)
+        self_attn_mask: Optional[Tensor] = None
+        if incremental_state is None and not full_context_alignment:
+            self_attn_mask = self.buffered_future_mask(x)
+
+        attn: Optional[Tensor] = None
+        inner_states: List[Optional[Tensor]] = [x]
+        for idx, layer in enumerate(self.layers):
+            x, layer_attn, _ = layer(
+                x,
+                positions,
+                encoder_out=enc,
+                encoder_padding_mask=padding_mask,
+                incremental_state=incremental_state,
+                self_attn_mask=self_attn_mask,
+                self_attn_padding_mask=self_attn_padding_mask,
+                need_attn=idx == alignment_layer,
+                need_head_weights=idx == alignment_layer,
+            )
+            inner_states.append(x)
+            if layer_attn is not None and idx == alignment_layer:
+                attn = layer_attn.float().to(x)
+
+        if attn is not None:
+            if alignment_heads is not None:
+                attn = attn[:alignment_heads]
+            # average probabilities over heads
+            attn = attn.mean(dim=0)
+
+        # T x B x C -> B x T x C
+        x = x.transpose(0, 1)
+        if self.project_out_dim is not None:
+            x = self.project_out_dim(x)
+        return x, {"attn": [attn], "inner_states": inner_states}
+
+
+@register_model("transformer_reorder_emb")
+class TransformerReorderEmbModel(TransformerModel):
+    """Transformer with Reordering Embeddings; see the module docstring."""
+
+    reorder_positions_role = None
+
+    @classmethod
+    def add_args(cls, parser):
+        super().add_args(parser)
+        parser.add_argument("--reorder-emb", choices=STACKS,
+                            help="stack(s) whose every layer carries REs (§5: Encoder REs, "
+                            "Decoder REs, Both REs; default both)")
+        parser.add_argument("--reorder-emb-mode", choices=MODES,
+                            help="gated: the paper's REs, C = LN(H̄ + PE ⊙ PP) (Eq. 6-9, "
+                            "default); additional_pe: the control 'Additional PEs', "
+                            "C = LN(H̄ + PE) with no gate parameters (§6.2)")
+
+    @classmethod
+    def build_model(cls, args, task):
+        transformer_reorder_emb(args)
+        if args.reorder_emb not in STACKS:
+            raise ValueError(f"--reorder-emb must be one of {STACKS}")
+        if args.reorder_emb_mode not in MODES:
+            raise ValueError(f"--reorder-emb-mode must be one of {MODES}")
+        return super().build_model(args, task)
+
+    @classmethod
+    def build_encoder(cls, args, src_dict, embed_tokens):
+        if args.reorder_emb in ("encoder", "both"):
+            return ReorderEmbEncoder(args, src_dict, embed_tokens)
+        return super().build_encoder(args, src_dict, embed_tokens)
+
+    @classmethod
+    def build_decoder(cls, args, tgt_dict, embed_tokens):
+        if args.reorder_emb in ("decoder", "both"):
+            return ReorderEmbDecoder(
+                args, tgt_dict, embed_tokens, no_encoder_attn=args.no_cross_attention
+            )
+        return super().build_decoder(args, tgt_dict, embed_tokens)
+
+
+@register_model_architecture("transformer_reorder_emb", "transformer_reorder_emb")
+def transformer_reorder_emb(args):
+    args.reorder_emb = getattr(args, "reorder_emb", "both")
+    args.reorder_emb_mode = getattr(args, "reorder_emb_mode", "gated")
+    base_architecture(args)
+
+
+@register_model_architecture("transformer_reorder_emb", "transformer_reorder_emb_iwslt_de_en")
+def transformer_reorder_emb_iwslt_de_en(args):
+    """fairseq's ``transformer_iwslt_de_en`` (the paper has no IWSLT runs)."""
+    args.reorder_emb = getattr(args, "reorder_emb", "both")
+    args.reorder_emb_mode = getattr(args, "reorder_emb_mode", "gated")
+    transformer_iwslt_de_en(args)
+
+
+@register_model_architecture("transformer_reorder_emb", "transformer_reorder_emb_wmt_en_de")
+def transformer_reorder_emb_wmt_en_de(args):
+    """Transformer base (§6.3: d=512, FFN 2048, 8 heads, 6+6 layers), Table 1."""
+    transformer_reorder_emb(args)
+
+
+@register_model_architecture("transformer_reorder_emb", "transformer_reorder_emb_wmt_en_de_big")
+def transformer_reorder_emb_wmt_en_de_big(args):
+    """Transformer big + Both REs, Table 1's last row."""
+    args.reorder_emb = getattr(args, "reorder_emb", "both")
+    args.reorder_emb_mode = getattr(args, "reorder_emb_mode", "gated")
+    transformer_wmt_en_de_big(args)
