@@ -1,0 +1,337 @@
+#!/usr/bin/env python
+"""Speed and memory of the plugin's models relative to fairseq's ``transformer``, in one run.
+
+Not a test: it prints ratios (model / transformer of the same size, same batch, same run),
+the ceiling that arithmetic allows for each model, and with ``--prep`` the throughput of the
+data-preparation steps on a corpus of at least a million pairs.
+
+    python scripts/benchmark.py --size base                 # training + decoding ratios
+    python scripts/benchmark.py --prep --prep-corpus work/demo/data --prep-pairs 1000000
+"""
+import argparse
+import json
+import os
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from argparse import Namespace
+from pathlib import Path
+from types import SimpleNamespace
+
+os.environ.setdefault("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "1")
+
+import torch  # noqa: E402
+from fairseq.data import Dictionary  # noqa: E402
+from fairseq.models import ARCH_CONFIG_REGISTRY, ARCH_MODEL_REGISTRY  # noqa: E402
+from fairseq.sequence_generator import SequenceGenerator  # noqa: E402
+
+import xlpe_fairseq  # noqa: E402,F401  (registers the plugin)
+from xlpe_fairseq.criterions.label_smoothed_cross_entropy_with_order import (  # noqa: E402
+    LabelSmoothedCrossEntropyWithOrderCriterion,
+)
+
+SIZES = {
+    "base": dict(embed=512, ffn=2048, heads=8, encoder_layers=6, decoder_layers=6),
+    "small": dict(embed=256, ffn=1024, heads=2, encoder_layers=2, decoder_layers=2),
+    "tiny": dict(embed=64, ffn=128, heads=2, encoder_layers=1, decoder_layers=1),
+}
+
+# label -> (arch, extra args); only registered architectures are run
+VARIANTS = {
+    "transformer": ("transformer", {}),
+    "dpe": ("transformer_dpe", {}),
+    "xlpe-inxl": ("transformer_xlpe", {"xlpe_mode": "inxl"}),
+    "xlpe-headxl": ("transformer_xlpe", {"xlpe_mode": "headxl"}),
+    "xlpe-combination": ("transformer_xlpe", {"xlpe_mode": "combination"}),
+    "re-encoder": ("transformer_reorder_emb", {"reorder_emb": "encoder"}),
+    "re-decoder": ("transformer_reorder_emb", {"reorder_emb": "decoder"}),
+    "re-both": ("transformer_reorder_emb", {"reorder_emb": "both"}),
+}
+
+
+def matmul_work_per_token(label, size, vocab):
+    """Multiply-adds per (source + target) token pair: the arithmetic ceiling's input.
+
+    Attention score products are left out (short sentences); they are the same in every model.
+    """
+    d, f = size["embed"], size["ffn"]
+    encoder_layer = 4 * d * d + 2 * d * f
+    decoder_layer = 8 * d * d + 2 * d * f
+    work = size["encoder_layers"] * encoder_layer + size["decoder_layers"] * decoder_layer + d * vocab
+    if label == "dpe":
+        work += 2 * encoder_layer
+    if label in ("xlpe-inxl", "xlpe-combination"):
+        work += 2 * d * d
+    if label in ("re-encoder", "re-both"):
+        work += size["encoder_layers"] * 3 * d * d
+    if label in ("re-decoder", "re-both"):
+        work += size["decoder_layers"] * 3 * d * d
+    return work
+
+
+def build(label, size, vocab_size, device, fp16):
+    arch, extra = VARIANTS[label]
+    vocab = Dictionary()
+    for i in range(vocab_size - len(vocab)):
+        vocab.add_symbol(f"w{i}")
+    task = SimpleNamespace(source_dictionary=vocab, target_dictionary=vocab)
+    args = Namespace(
+        encoder_embed_dim=size["embed"], decoder_embed_dim=size["embed"],
+        encoder_ffn_embed_dim=size["ffn"], decoder_ffn_embed_dim=size["ffn"],
+        encoder_attention_heads=size["heads"], decoder_attention_heads=size["heads"],
+        encoder_layers=size["encoder_layers"], decoder_layers=size["decoder_layers"],
+        share_all_embeddings=True, **extra,
+    )
+    if arch == "transformer_xlpe":
+        # the paper's tau=4 of 8 heads; half the heads at other sizes
+        args.xlpe_heads = min(4, size["heads"] // 2)
+    ARCH_CONFIG_REGISTRY[arch](args)
+    torch.manual_seed(0)
+    model = ARCH_MODEL_REGISTRY[arch].build_model(args, task).to(device)
+    if fp16:
+        model = model.half()
+    criterion = LabelSmoothedCrossEntropyWithOrderCriterion(task, False, 0.1, 0.5)
+    return model, criterion, vocab
+
+
+def random_batch(vocab, sentences, length, device, takes_positions):
+    generator = torch.Generator().manual_seed(1)
+    low, high = vocab.nspecial, len(vocab)
+    src = torch.randint(low, high, (sentences, length), generator=generator)
+    src[:, -1] = vocab.eos()
+    tgt = torch.randint(low, high, (sentences, length), generator=generator)
+    tgt[:, -1] = vocab.eos()
+    prev = torch.cat([tgt.new_full((sentences, 1), vocab.eos()), tgt[:, :-1]], dim=1)
+    positions = torch.stack([
+        torch.cat([torch.randperm(length - 1, generator=generator), torch.tensor([length - 1])])
+        for _ in range(sentences)
+    ])
+    net_input = {"src_tokens": src, "src_lengths": torch.full((sentences,), length),
+                 "prev_output_tokens": prev}
+    if takes_positions:
+        net_input["reorder_positions"] = positions
+    sample = {"net_input": net_input, "target": tgt, "ntokens": tgt.numel(),
+              "reorder_positions": positions}
+    return _to(sample, device)
+
+
+def _to(value, device):
+    if isinstance(value, dict):
+        return {k: _to(v, device) for k, v in value.items()}
+    return value.to(device) if torch.is_tensor(value) else value
+
+
+def synchronize(device):
+    if device.startswith("cuda"):
+        torch.cuda.synchronize()
+
+
+def training_seconds(model, criterion, optimizer, sample, steps, device):
+    model.train()
+    synchronize(device)
+    start = time.perf_counter()
+    for _ in range(steps):
+        optimizer.zero_grad(set_to_none=True)
+        loss, _, _ = criterion(model, sample)
+        loss.backward()
+        optimizer.step()
+    synchronize(device)
+    return (time.perf_counter() - start) / steps
+
+
+def decoding_seconds(model, vocab, sample, beam, device):
+    model.eval()
+    generator = SequenceGenerator([model], vocab, beam_size=beam, max_len_b=sample["net_input"]["src_tokens"].size(1))
+    net_input = {k: v for k, v in sample["net_input"].items() if k != "prev_output_tokens"}
+    synchronize(device)
+    start = time.perf_counter()
+    with torch.no_grad():
+        generator.generate([model], {"net_input": net_input})
+    synchronize(device)
+    return time.perf_counter() - start
+
+
+def benchmark_models(args):
+    size = SIZES[args.size]
+    labels = [label for label in args.models if VARIANTS[label][0] in ARCH_MODEL_REGISTRY]
+    built = {}
+    for label in labels:
+        model, criterion, vocab = build(label, size, args.vocab, args.device, args.fp16)
+        takes_positions = getattr(model, "reorder_positions_role", None) == "input"
+        sample = random_batch(vocab, args.tokens // args.length, args.length, args.device, takes_positions)
+        optimizer = torch.optim.Adam(model.parameters(), lr=1e-4, eps=1e-4 if args.fp16 else 1e-8)
+        training_seconds(model, criterion, optimizer, sample, args.warmup, args.device)
+        built[label] = (model, criterion, optimizer, sample, vocab)
+
+    train_times = {label: [] for label in labels}
+    decode_times = {label: [] for label in labels}
+    # interleaved rounds, so that machine noise hits every model alike
+    for _ in range(args.rounds):
+        for label, (model, criterion, optimizer, sample, vocab) in built.items():
+            train_times[label].append(training_seconds(model, criterion, optimizer, sample, args.steps, args.device))
+            if args.decode_sentences:
+                small = {**sample, "net_input": {k: v[: args.decode_sentences] for k, v in sample["net_input"].items()}}
+                decode_times[label].append(decoding_seconds(model, vocab, small, args.beam, args.device))
+
+    base_train = statistics.median(train_times["transformer"])
+    base_decode = statistics.median(decode_times["transformer"]) if args.decode_sentences else None
+    base_work = matmul_work_per_token("transformer", size, args.vocab)
+    rows = []
+    for label in labels:
+        model = built[label][0]
+        train_time = statistics.median(train_times[label])
+        ceiling = base_work / matmul_work_per_token(label, size, args.vocab)
+        row = {
+            "model": label,
+            "params": sum(p.numel() for p in model.parameters()),
+            "train_words_per_s": round(args.tokens / train_time),
+            "train_ratio": round(base_train / train_time, 3),
+            "ceiling": round(ceiling, 3),
+            "train_ratio_of_ceiling": round(base_train / train_time / ceiling, 3),
+        }
+        if args.decode_sentences:
+            decode_time = statistics.median(decode_times[label])
+            row["decode_sentences_per_s"] = round(args.decode_sentences / decode_time, 1)
+            row["decode_ratio"] = round(base_decode / decode_time, 3)
+        rows.append(row)
+    return rows
+
+
+def peak_memory_mb(label, args):
+    """Peak memory of training steps for one model, in a fresh process for a clean peak."""
+    command = [sys.executable, __file__, "--memory-probe", label, "--size", args.size,
+               "--tokens", str(args.tokens), "--length", str(args.length), "--vocab", str(args.vocab),
+               "--device", args.device] + (["--fp16"] if args.fp16 else [])
+    output = subprocess.run(command, capture_output=True, text=True, check=True).stdout
+    return float(output.strip().splitlines()[-1])
+
+
+def memory_probe(args):
+    size = SIZES[args.size]
+    # current RSS, not ru_maxrss: the import of torch may have peaked higher than now
+    with open("/proc/self/statm") as statm:
+        before_kb = int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") // 1024
+    model, criterion, vocab = build(args.memory_probe, size, args.vocab, args.device, args.fp16)
+    takes_positions = getattr(model, "reorder_positions_role", None) == "input"
+    sample = random_batch(vocab, args.tokens // args.length, args.length, args.device, takes_positions)
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-4)
+    if args.device.startswith("cuda"):
+        torch.cuda.reset_peak_memory_stats()
+    training_seconds(model, criterion, optimizer, sample, 2, args.device)
+    if args.device.startswith("cuda"):
+        print(torch.cuda.max_memory_allocated() / 2**20)
+    else:
+        print(max(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before_kb, 0) / 1024)
+
+
+def replicate_corpus(files, pairs, directory):
+    """Concatenate copies of parallel files until they hold at least ``pairs`` lines."""
+    lines = sum(1 for _ in open(files[0], encoding="utf-8"))
+    copies = -(-pairs // lines)
+    replicated = []
+    for path in files:
+        target = Path(directory) / Path(path).name
+        with open(target, "wb") as out:
+            for _ in range(copies):
+                with open(path, "rb") as source:
+                    shutil.copyfileobj(source, out)
+        replicated.append(target)
+    return replicated, copies * lines
+
+
+def timed(command):
+    start = time.perf_counter()
+    subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
+    return time.perf_counter() - start
+
+
+def benchmark_preparation(args):
+    corpus = Path(args.prep_corpus)
+    source, target, alignment = (corpus / name for name in args.prep_files)
+    rows = []
+    with tempfile.TemporaryDirectory(dir=args.prep_tmp) as tmp:
+        (big_source, big_target, big_alignment), pairs = replicate_corpus(
+            [source, target, alignment], args.prep_pairs, tmp)
+        for method in ("dpe", "btg"):
+            seconds = timed(["xlpe-reorder", "--method", method, "--source", str(big_source),
+                             "--target", str(big_target), "--alignment", str(big_alignment),
+                             "--output", os.path.join(tmp, f"{method}.reorder")])
+            rows.append({"step": f"reorder --method {method}", "pairs": pairs,
+                         "pairs_per_s": round(pairs / seconds)})
+        if args.align_pairs:
+            (align_source, align_target), align_pairs = replicate_corpus(
+                [source, target], args.align_pairs, os.path.join(tmp, "align"))
+            seconds = timed(["xlpe-align", "--source", str(align_source), "--target",
+                             str(align_target), "--output", os.path.join(tmp, "out.align")])
+            rows.append({"step": "align (eflomal, both directions + gdfa)", "pairs": align_pairs,
+                         "pairs_per_s": round(align_pairs / seconds)})
+    return rows
+
+
+def print_table(rows):
+    if not rows:
+        return
+    keys = list(rows[0])
+    print("| " + " | ".join(keys) + " |")
+    print("|" + "---|" * len(keys))
+    for row in rows:
+        print("| " + " | ".join(str(row.get(k, "")) for k in keys) + " |")
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--size", choices=SIZES, default="base", help="model size for all models")
+    parser.add_argument("--models", nargs="+", choices=VARIANTS, default=list(VARIANTS),
+                        help="variants to compare (transformer is always included)")
+    parser.add_argument("--tokens", type=int, default=4096, help="target tokens per training batch")
+    parser.add_argument("--length", type=int, default=32, help="tokens per sentence")
+    parser.add_argument("--vocab", type=int, default=10000, help="joined vocabulary size")
+    parser.add_argument("--steps", type=int, default=3, help="training steps per measurement")
+    parser.add_argument("--warmup", type=int, default=2, help="untimed steps per model")
+    parser.add_argument("--rounds", type=int, default=5, help="interleaved measurement rounds")
+    parser.add_argument("--decode-sentences", type=int, default=16, help="sentences to beam-decode (0: skip)")
+    parser.add_argument("--beam", type=int, default=4)
+    parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    parser.add_argument("--fp16", action="store_true", help="half precision (GPU)")
+    parser.add_argument("--no-memory", action="store_true", help="skip the peak-memory probes")
+    parser.add_argument("--prep", action="store_true", help="also measure data preparation")
+    parser.add_argument("--prep-corpus", help="folder with the prepared corpus (BPE text + alignment)")
+    parser.add_argument("--prep-files", nargs=3, default=["train.bpe.he", "train.bpe.en", "train.align"],
+                        metavar=("SOURCE", "TARGET", "ALIGNMENT"), help="file names inside --prep-corpus")
+    parser.add_argument("--prep-pairs", type=int, default=1_000_000, help="pairs for reorder extraction")
+    parser.add_argument("--align-pairs", type=int, default=1_000_000, help="pairs for alignment (0: skip)")
+    parser.add_argument("--prep-tmp", default=None, help="scratch folder for the replicated corpus")
+    parser.add_argument("--json", help="write all results to this JSON file")
+    parser.add_argument("--memory-probe", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+
+    if args.memory_probe:
+        memory_probe(args)
+        return
+    if "transformer" not in args.models:
+        args.models = ["transformer"] + args.models
+    torch.set_num_threads(torch.get_num_threads())
+    print(f"device {args.device}, size {args.size} {SIZES[args.size]}, {args.tokens} target tokens/batch")
+    rows = benchmark_models(args)
+    if not args.no_memory:
+        base_memory = peak_memory_mb("transformer", args)
+        for row in rows:
+            memory = base_memory if row["model"] == "transformer" else peak_memory_mb(row["model"], args)
+            row["peak_mem_mb"] = round(memory)
+            row["mem_ratio"] = round(memory / base_memory, 3) if base_memory else None
+    print_table(rows)
+    results = {"models": rows, "size": args.size, "device": args.device}
+    if args.prep:
+        prep_rows = benchmark_preparation(args)
+        print_table(prep_rows)
+        results["preparation"] = prep_rows
+    if args.json:
+        Path(args.json).write_text(json.dumps(results, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1 @@
+"""Evaluation: scoring fairseq-generate output (BLEU, chrF) and, later, alignment quality."""

@@ -1,0 +1,72 @@
+"""``xlpe-bleu``: detokenized sacreBLEU and chrF of a fairseq-generate run.
+
+The hypotheses come back in corpus order (all of them, or an error), BPE removed by
+fairseq's ``--remove-bpe``, then detokenized with sacremoses like the reference, so that the
+score is the standard detokenized BLEU with its sacreBLEU signature.
+"""
+import argparse
+import json
+import os
+import sys
+
+import sacrebleu
+from sacremoses import MosesDetokenizer
+
+from ..preprocessing.io_utils import atomic_output
+from .generate_output import read_hypotheses
+
+
+def detokenize(lines, language):
+    detokenizer = MosesDetokenizer(lang=language)
+    return [detokenizer.detokenize(line.split()) for line in lines]
+
+
+def score(hypotheses, references):
+    """Return a dict with BLEU, chrF and their signatures."""
+    bleu = sacrebleu.metrics.BLEU()
+    chrf = sacrebleu.metrics.CHRF()
+    bleu_score = bleu.corpus_score(hypotheses, [references])
+    chrf_score = chrf.corpus_score(hypotheses, [references])
+    return {
+        "bleu": round(bleu_score.score, 2),
+        "chrf": round(chrf_score.score, 2),
+        "bleu_signature": str(bleu.get_signature()),
+        "chrf_signature": str(chrf.get_signature()),
+        "sentences": len(hypotheses),
+    }
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--generate-output", required=True,
+                        help="stdout of fairseq-generate (run with --remove-bpe)")
+    parser.add_argument("--reference", required=True,
+                        help="tokenized reference text, one sentence per line")
+    parser.add_argument("--target-lang", required=True, help="language code for detokenization")
+    parser.add_argument("--tokenized-reference", action="store_true",
+                        help="the reference is Moses-tokenized: detokenize it like the hypotheses")
+    parser.add_argument("--json", help="also write the scores to this JSON file")
+    parser.add_argument("--name", default="", help="label printed before the scores")
+    args = parser.parse_args(argv)
+
+    for path in (args.generate_output, args.reference):
+        if not os.path.exists(path):
+            parser.error(f"{path}: no such file")
+    with open(args.reference, encoding="utf-8") as reference_file:
+        references = [line.rstrip("\n") for line in reference_file]
+    hypotheses = detokenize(read_hypotheses(args.generate_output, len(references)), args.target_lang)
+    if args.tokenized_reference:
+        references = detokenize(references, args.target_lang)
+    result = score(hypotheses, references)
+    if args.name:
+        result["name"] = args.name
+    print(f"{args.name + ': ' if args.name else ''}BLEU {result['bleu']:.2f}  chrF {result['chrf']:.2f}"
+          f"  ({result['sentences']} sentences; {result['bleu_signature']})")
+    if args.json:
+        with atomic_output(args.json) as out:
+            json.dump(result, out, indent=2)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
