@@ -57,6 +57,7 @@ def matmul_work_per_token(label, size, vocab):
     """Multiply-adds per (source + target) token pair: the arithmetic ceiling's input.
 
     Attention score products are left out (short sentences); they are the same in every model.
+    XL PE's InXL projects the position table once per batch, not per token: no extra term.
     """
     d, f = size["embed"], size["ffn"]
     encoder_layer = 4 * d * d + 2 * d * f
@@ -64,8 +65,6 @@ def matmul_work_per_token(label, size, vocab):
     work = size["encoder_layers"] * encoder_layer + size["decoder_layers"] * decoder_layer + d * vocab
     if label == "dpe":
         work += 2 * encoder_layer
-    if label in ("xlpe-inxl", "xlpe-combination"):
-        work += 2 * d * d
     if label in ("re-encoder", "re-both"):
         work += size["encoder_layers"] * 3 * d * d
     if label in ("re-decoder", "re-both"):

@@ -1,0 +1,239 @@
+"""transformer_xlpe (Ding et al. 2020): Eq. 7-11 against fairseq's transformer, padding,
+generation, errors and reloads."""
+from argparse import Namespace
+
+import pytest
+import torch
+import torch.nn.functional as F
+from fairseq.models.transformer import transformer_iwslt_de_en, transformer_wmt_en_de_big
+from fairseq.modules import SinusoidalPositionalEmbedding
+from fairseq.sequence_generator import SequenceGenerator
+
+from models.model_builders import build_model, identity_reorder, make_batch
+from xlpe_fairseq.data.reorder_dataset import ReorderPositionsError
+from xlpe_fairseq.models.transformer_xlpe import (
+    TransformerXLPEModel,
+    transformer_xlpe,
+    transformer_xlpe_iwslt_de_en,
+    transformer_xlpe_wmt_en_de,
+    transformer_xlpe_wmt_en_de_big,
+)
+
+ARCH = "transformer_xlpe_iwslt_de_en"
+SOURCES = ["w1 w2 w3 w4 w5", "w6 w7", "w8 w9 w10"]
+TARGETS = ["w5 w4 w3", "w7 w6 w1 w2", "w9 w8"]
+REORDER = [[4, 0, 3, 1, 2], [1, 0], [2, 0, 1]]
+MODES = [("inxl", 0), ("headxl", 2), ("combination", 2)]
+
+
+def batch_for(task, reorder=REORDER, **kwargs):
+    return make_batch(task.source_dictionary, SOURCES, TARGETS, reorder, **kwargs)
+
+
+def plain_inputs(batch):
+    return {k: v for k, v in batch["net_input"].items() if k != "reorder_positions"}
+
+
+def test_presets():
+    args = Namespace()
+    transformer_xlpe(args)
+    assert (args.xlpe_mode, args.xlpe_heads, args.encoder_embed_dim) == ("combination", 4, 512)
+    xlpe_iwslt, fairseq_iwslt = Namespace(), Namespace()
+    transformer_xlpe_iwslt_de_en(xlpe_iwslt)
+    transformer_iwslt_de_en(fairseq_iwslt)
+    assert {k: v for k, v in vars(xlpe_iwslt).items() if not k.startswith("xlpe")} == vars(
+        fairseq_iwslt
+    )
+    assert xlpe_iwslt.xlpe_heads == 1, "1 of 4 heads: the paper's share, 4 of 16"
+    base, big, fairseq_big = Namespace(), Namespace(), Namespace()
+    transformer_xlpe_wmt_en_de(base)
+    transformer_xlpe_wmt_en_de_big(big)
+    transformer_wmt_en_de_big(fairseq_big)
+    assert (base.encoder_embed_dim, base.encoder_attention_heads, base.xlpe_heads) == (512, 8, 4)
+    assert {k: v for k, v in vars(big).items() if not k.startswith("xlpe")} == vars(fairseq_big)
+    assert (big.encoder_attention_heads, big.xlpe_heads) == (16, 4)
+
+
+def test_tau_zero_is_exactly_fairseq_transformer():
+    model, task = build_model(ARCH, xlpe_mode="headxl", xlpe_heads=0)
+    plain, _ = build_model("transformer_iwslt_de_en")
+    assert set(model.state_dict()) == set(plain.state_dict()), "HeadXL adds no parameters"
+    plain.load_state_dict(model.state_dict())
+    batch = batch_for(task)
+    assert torch.equal(model(**batch["net_input"])[0], plain(**plain_inputs(batch))[0])
+
+
+@pytest.mark.parametrize("normalize_before", [False, True])
+@pytest.mark.parametrize("tau", [1, 2, 3, 4])
+def test_identity_positions_reduce_headxl_to_transformer(tau, normalize_before):
+    """PE_XL = PE_abs when pos_XL = pos_abs: a check that positions index fairseq's table
+    exactly (left padding included), through the split-projection attention."""
+    model, task = build_model(ARCH, xlpe_mode="headxl", xlpe_heads=tau,
+                              encoder_normalize_before=normalize_before)
+    plain, _ = build_model("transformer_iwslt_de_en", encoder_normalize_before=normalize_before)
+    plain.load_state_dict(model.state_dict())
+    batch = batch_for(task, reorder=identity_reorder(SOURCES))
+    assert torch.allclose(model(**batch["net_input"])[0], plain(**plain_inputs(batch))[0],
+                          atol=1e-6)
+    # and the positions do matter once they differ from the monotone order
+    reordered = batch_for(task)
+    assert not torch.allclose(model(**reordered["net_input"])[0],
+                              plain(**plain_inputs(reordered))[0], atol=1e-4)
+
+
+@pytest.mark.parametrize("tau", [1, 3])
+def test_first_tau_heads_read_z_xl_and_the_rest_z_abs(tau):
+    """Eq. 10-11: with W_O = I the output's channel blocks are the heads' outputs."""
+    model, _ = build_model(ARCH, xlpe_mode="headxl", xlpe_heads=tau)
+    attention = model.encoder.layers[0].self_attn
+    with torch.no_grad():
+        attention.out_proj.weight.copy_(torch.eye(16))
+        attention.out_proj.bias.zero_()
+    z_abs, z_xl = torch.randn(5, 2, 16), torch.randn(5, 2, 16)
+    padding = torch.tensor([[False] * 5, [True, True, False, False, False]])
+    out, _ = attention(z_abs, z_abs, z_abs, key_padding_mask=padding, need_weights=False,
+                       query_xl=z_xl)
+    xl_only, _ = attention(z_xl, z_xl, z_xl, key_padding_mask=padding, need_weights=False)
+    abs_only, _ = attention(z_abs, z_abs, z_abs, key_padding_mask=padding, need_weights=False)
+    split = tau * attention.head_dim
+    assert torch.allclose(out[..., :split], xl_only[..., :split], atol=1e-6)
+    assert torch.allclose(out[..., split:], abs_only[..., split:], atol=1e-6)
+
+
+def sinusoid_at(positions, dim, padding_idx):
+    """PE at 0-based ``positions`` straight from fairseq's table (-1 -> zero row)."""
+    table = SinusoidalPositionalEmbedding.get_embedding(64, dim, padding_idx)
+    return table[positions + padding_idx + 1]
+
+
+def expected_encoder_out(encoder, batch, z, z_xl=None):
+    padding = batch["net_input"]["src_tokens"].eq(encoder.padding_idx)
+    x = (z * (~padding).unsqueeze(-1)).transpose(0, 1)
+    for index, layer in enumerate(encoder.layers):
+        if index == 0 and z_xl is not None:
+            z_xl = (z_xl * (~padding).unsqueeze(-1)).transpose(0, 1)
+            x = layer(x, encoder_padding_mask=padding, x_xl=z_xl)
+        else:
+            x = layer(x, encoder_padding_mask=padding)
+    return x
+
+
+@pytest.mark.parametrize("mode", ["inxl", "combination"])
+def test_pe_in_is_tanh_of_pe_abs_u_plus_pe_xl_v(mode):
+    """Eq. 7-8 (InXL: Z = X + PE_IN) and footnote 2 (Combination: the XL heads read it)."""
+    model, task = build_model(ARCH, xlpe_mode=mode, xlpe_heads=2)
+    encoder = model.encoder
+    batch = batch_for(task)
+    src_tokens = batch["net_input"]["src_tokens"]
+    x = encoder.embed_scale * encoder.embed_tokens(src_tokens)
+    pe_abs = encoder.embed_positions(src_tokens)
+    pe_xl = sinusoid_at(batch["net_input"]["reorder_positions"], 16, encoder.padding_idx)
+    pe_in = torch.tanh(pe_abs @ encoder.pe_in.u.weight.T + pe_xl @ encoder.pe_in.v.weight.T)
+    if mode == "inxl":
+        expected = expected_encoder_out(encoder, batch, x + pe_in)
+    else:
+        expected = expected_encoder_out(encoder, batch, x + pe_abs, z_xl=x + pe_in)
+    net_input = batch["net_input"]
+    out = encoder(net_input["src_tokens"], net_input["src_lengths"],
+                  reorder_positions=net_input["reorder_positions"])
+    assert torch.allclose(out["encoder_out"][0], expected, atol=1e-6)
+
+
+@pytest.mark.parametrize("mode,tau", MODES)
+def test_parameter_count(mode, tau):
+    """HeadXL adds nothing; PE_IN adds U and V (d x d each, no bias)."""
+    model, _ = build_model(ARCH, xlpe_mode=mode, xlpe_heads=tau)
+    plain, _ = build_model("transformer_iwslt_de_en")
+    extra = sum(p.numel() for p in model.parameters()) - sum(p.numel() for p in plain.parameters())
+    assert extra == (0 if mode == "headxl" else 2 * 16 * 16)
+
+
+@pytest.mark.parametrize("mode,tau", MODES)
+def test_forward_backward_reaches_every_parameter(mode, tau):
+    model, task = build_model(ARCH, xlpe_mode=mode, xlpe_heads=tau, dropout=0.1,
+                              attention_dropout=0.1)
+    model.train()
+    batch = batch_for(task)
+    logits, _ = model(**batch["net_input"])
+    loss = F.cross_entropy(logits.flatten(0, 1), batch["target"].flatten(),
+                           ignore_index=task.target_dictionary.pad())
+    loss.backward()
+    for name, param in model.named_parameters():
+        assert param.grad is not None, f"no gradient for {name}"
+        assert torch.isfinite(param.grad).all(), f"non-finite gradient for {name}"
+    watched = [f"encoder.layers.0.self_attn.{proj}.{w}" for proj in
+               ("q_proj", "k_proj", "v_proj", "out_proj") for w in ("weight", "bias")]
+    if mode != "headxl":
+        watched += ["encoder.pe_in.u.weight", "encoder.pe_in.v.weight"]
+    grads = dict(model.named_parameters())
+    for name in watched:
+        assert grads[name].grad.abs().sum() > 0, f"zero gradient for {name}"
+
+
+@pytest.mark.parametrize("mode,tau", MODES + [("headxl", 4)])
+def test_left_and_right_padding_agree(mode, tau):
+    model, task = build_model(ARCH, xlpe_mode=mode, xlpe_heads=tau)
+    left = batch_for(task, left_pad_source=True)
+    right = batch_for(task, left_pad_source=False)
+    assert torch.equal(left["id"], right["id"])
+    assert not torch.equal(left["net_input"]["src_tokens"], right["net_input"]["src_tokens"])
+    target_padding = left["target"].eq(task.target_dictionary.pad())
+    out_left = model(**left["net_input"])[0][~target_padding]
+    out_right = model(**right["net_input"])[0][~target_padding]
+    assert torch.allclose(out_left, out_right, atol=1e-5)
+
+
+@pytest.mark.parametrize("overrides,message", [
+    (dict(xlpe_mode="headxl", xlpe_heads=5), r"between 0 and --encoder-attention-heads \(4\)"),
+    (dict(xlpe_mode="combination", xlpe_heads=-1), "between 0 and"),
+    (dict(xlpe_mode="combination", xlpe_heads=0), "never uses PE_IN"),
+    (dict(encoder_learned_pos=True), "sinusoid table"),
+])
+def test_bad_configurations_are_rejected(overrides, message):
+    with pytest.raises(ValueError, match=message):
+        build_model(ARCH, **overrides)
+
+
+def test_missing_or_misshaped_positions_are_rejected():
+    model, task = build_model(ARCH)
+    batch = batch_for(task)
+    with pytest.raises(ReorderPositionsError, match=r"\{split\}.reorder files"):
+        model(**plain_inputs(batch))
+    wrong = batch["net_input"]["reorder_positions"][:, 1:]
+    with pytest.raises(ReorderPositionsError, match="shaped like src_tokens"):
+        model(**plain_inputs(batch), reorder_positions=wrong)
+
+
+def generate(model, task, batch):
+    generator = SequenceGenerator([model], task.target_dictionary, beam_size=2, max_len_b=6)
+    return generator.generate([model], batch)
+
+
+@pytest.mark.parametrize("mode,tau", MODES)
+def test_beam_search_reads_positions_from_net_input(mode, tau):
+    model, task = build_model(ARCH, xlpe_mode=mode, xlpe_heads=tau)
+    hypotheses = generate(model, task, batch_for(task))
+    assert len(hypotheses) == len(SOURCES) and all(len(h) == 2 for h in hypotheses)
+    assert all(torch.isfinite(h["score"]) for beam in hypotheses for h in beam)
+    monotone = generate(model, task, batch_for(task, reorder=identity_reorder(SOURCES)))
+    assert any(not torch.isclose(a[0]["score"], b[0]["score"])
+               for a, b in zip(hypotheses, monotone)), "positions must reach the encoder"
+    without = batch_for(task)
+    del without["net_input"]["reorder_positions"]
+    with pytest.raises(ReorderPositionsError):
+        generate(model, task, without)
+
+
+@pytest.mark.parametrize("mode,tau", MODES)
+def test_state_dict_round_trip(tmp_path, mode, tau):
+    model, task = build_model(ARCH, xlpe_mode=mode, xlpe_heads=tau)
+    torch.save(model.state_dict(), tmp_path / "model.pt")
+    reloaded, _ = build_model(ARCH, seed=99, xlpe_mode=mode, xlpe_heads=tau)
+    batch = batch_for(task)
+    assert not torch.equal(model(**batch["net_input"])[0], reloaded(**batch["net_input"])[0])
+    reloaded.load_state_dict(torch.load(tmp_path / "model.pt"))
+    assert torch.equal(model(**batch["net_input"])[0], reloaded(**batch["net_input"])[0])
+
+
+def test_model_declares_positions_as_input():
+    assert TransformerXLPEModel.reorder_positions_role == "input"
