@@ -53,6 +53,18 @@ def load_reorder_positions(data_path, split, src, tgt, source_sizes, dataset_imp
     return reorder
 
 
+def collate_positions(src_tokens, padding_idx, positions):
+    """Lay per-sentence positions (EOS excluded) over a padded ``src_tokens`` batch.
+
+    Each row gets its sentence's positions, then ``n`` for EOS, in the non-padding slots,
+    whichever side the padding is on; padding gets -1.
+    """
+    collated = src_tokens.new_full(src_tokens.shape, -1)
+    with_eos = [torch.cat([p.long(), p.new_tensor([p.numel()]).long()]) for p in positions]
+    collated[src_tokens.ne(padding_idx)] = torch.cat(with_eos).to(src_tokens.device)
+    return collated
+
+
 class LanguagePairWithReorderDataset(BaseWrapperDataset):
     """A ``LanguagePairDataset`` whose batches also carry ``reorder_positions``.
 
@@ -108,15 +120,10 @@ class LanguagePairWithReorderDataset(BaseWrapperDataset):
         batch = self.dataset.collater(samples, pad_to_length=pad_to_length)
         if not batch:
             return batch
-        src_tokens = batch["net_input"]["src_tokens"]
         by_id = {s["id"]: s["reorder_positions"] for s in samples}
-        with_eos = []
-        for sample_id in batch["id"].tolist():
-            positions = by_id[sample_id]
-            with_eos.append(torch.cat([positions, positions.new_tensor([positions.numel()])]))
-        reorder_positions = data_utils.collate_tokens(
-            with_eos, pad_idx=-1, left_pad=self.dataset.left_pad_source,
-            pad_to_length=src_tokens.size(1),
+        reorder_positions = collate_positions(
+            batch["net_input"]["src_tokens"], self.dataset.src_dict.pad(),
+            [by_id[sample_id] for sample_id in batch["id"].tolist()],
         )
         batch["reorder_positions"] = reorder_positions
         if self.positions_as_input:

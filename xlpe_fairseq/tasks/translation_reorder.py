@@ -8,10 +8,18 @@ its class attribute ``reorder_positions_role``:
 - ``"order_target"`` (DPE): the training split needs them for the order loss; nothing at
   test time;
 - ``None`` (Reordering Embeddings, fairseq's ``transformer``): positions are optional.
+
+With ``--preorderer`` (a checkpoint of ``xlpe-preorder-train``), a split without reorder files,
+and every ``fairseq-interactive`` input, gets positions predicted from the source alone.
+Files win where both exist, so a ``fairseq-generate`` run on written ``{split}.reorder``
+files is reproducible.
 """
 import logging
 import os
 from dataclasses import dataclass, field
+from typing import Optional
+
+import torch
 
 from fairseq import utils
 from fairseq.tasks import register_task
@@ -20,6 +28,7 @@ from omegaconf import II
 
 from ..data.reorder_dataset import (
     LanguagePairWithReorderDataset,
+    collate_positions,
     ReorderPositionsError,
     load_reorder_positions,
     reorder_prefix,
@@ -40,6 +49,14 @@ class TranslationReorderConfig(TranslationConfig):
             "sentence this fraction of tokens exchange their reorder positions; 0 disables"
         },
     )
+    preorderer: Optional[str] = field(
+        default=None,
+        metadata={
+            "help": "source-only preorderer checkpoint (xlpe-preorder-train) that predicts "
+            "reorder positions for splits without {split}.reorder files and for "
+            "fairseq-interactive input"
+        },
+    )
     seed: int = II("common.seed")
 
 
@@ -54,6 +71,7 @@ class TranslationReorderTask(TranslationTask):
         if not 0.0 <= cfg.reorder_noise <= 1.0:
             raise ValueError(f"--reorder-noise must be in [0, 1], got {cfg.reorder_noise}")
         self.reorder_role = None
+        self._preorderer = None
 
     def _data_path(self, split, epoch):
         paths = utils.split_paths(self.cfg.data)
@@ -69,6 +87,10 @@ class TranslationReorderTask(TranslationTask):
         reorder = load_reorder_positions(
             data_path, split, src, tgt, pair.src_sizes, self.cfg.dataset_impl
         )
+        reorder_path = reorder_prefix(data_path, split, src, tgt)
+        if reorder is None and self.cfg.preorderer:
+            reorder = self.predict_positions(pair.src[i] for i in range(len(pair.src)))
+            reorder_path = f"{self.cfg.preorderer} predictions for {split}"
         if reorder is None:
             self._require_positions(split, data_path)
             return
@@ -80,11 +102,27 @@ class TranslationReorderTask(TranslationTask):
         self.datasets[split] = LanguagePairWithReorderDataset(
             pair,
             reorder,
-            reorder_prefix(data_path, split, src, tgt),
+            reorder_path,
             positions_as_input=self.reorder_role == ROLE_INPUT,
             noise=self.cfg.reorder_noise if split == self.cfg.train_subset else 0.0,
             seed=self.cfg.seed,
         )
+
+    @property
+    def preorderer(self):
+        if self._preorderer is None:
+            from ..preordering.preorderer import Preorderer  # torch-only; loaded on demand
+
+            self._preorderer = Preorderer.load(self.cfg.preorderer)
+        return self._preorderer
+
+    def predict_positions(self, source_token_ids):
+        """Preorderer positions for binarized source sentences (EOS-terminated id tensors)."""
+        eos = self.src_dict.eos()
+        sentences = [
+            [self.src_dict[i] for i in ids.tolist() if i != eos] for ids in source_token_ids
+        ]
+        return [torch.IntTensor(p) for p in self.preorderer.predict(sentences)]
 
     def _require_positions(self, split, data_path):
         """Fail loudly where fairseq would silently train or decode without positions."""
@@ -95,8 +133,9 @@ class TranslationReorderTask(TranslationTask):
             prefix = reorder_prefix(data_path, split, self.cfg.source_lang, self.cfg.target_lang)
             raise FileNotFoundError(
                 f"{prefix}.bin/.idx not found: this model needs reorder positions for the "
-                f"{split!r} split. Write {split}.reorder with xlpe-reorder and binarize it "
-                f"with `xlpe-binarize --split {split} --destdir {data_path}`."
+                f"{split!r} split. Write {split}.reorder with xlpe-reorder (training) or "
+                f"xlpe-preorder (any split) and binarize it with `xlpe-binarize --split "
+                f"{split} --destdir {data_path}`, or pass --preorderer."
             )
 
     def build_model(self, cfg, from_checkpoint=False):
@@ -112,10 +151,19 @@ class TranslationReorderTask(TranslationTask):
                 self._require_positions(split, self._data_path(split, 1))
         return model
 
-    def build_dataset_for_inference(self, src_tokens, src_lengths, constraints=None):
-        if self.reorder_role == ROLE_INPUT:
-            raise ReorderPositionsError(
-                "this model reads reorder positions, and raw input has none: "
-                "translate a binarized split that has {split}.reorder files instead"
-            )
-        return super().build_dataset_for_inference(src_tokens, src_lengths, constraints)
+    def inference_step(self, generator, models, sample, prefix_tokens=None, constraints=None):
+        # fairseq-interactive rebuilds net_input from src_tokens alone, so positions for raw
+        # input are predicted here, where every generation path passes through
+        net_input = sample["net_input"]
+        if self.reorder_role == ROLE_INPUT and "reorder_positions" not in net_input:
+            if not self.cfg.preorderer:
+                raise ReorderPositionsError(
+                    "this model reads reorder positions and the input has none: pass "
+                    "--preorderer PREORDERER.pt (trained with xlpe-preorder-train)"
+                )
+            src_tokens = net_input["src_tokens"]
+            pad = self.src_dict.pad()
+            sentences = [row[row.ne(pad)] for row in src_tokens.cpu()]
+            positions = collate_positions(src_tokens, pad, self.predict_positions(sentences))
+            sample = {**sample, "net_input": {**net_input, "reorder_positions": positions}}
+        return super().inference_step(generator, models, sample, prefix_tokens, constraints)

@@ -1,0 +1,33 @@
+"""Reading the preorderer's inputs: source BPE text and reorder files, checked line by line."""
+from ..preprocessing.io_utils import InputError, check_same_line_count, require_files
+from ..reordering.reorder_file import parse_reorder_line
+
+
+def read_tokens(path):
+    """The whitespace-separated tokens of each line of ``path``."""
+    require_files([path])
+    with open(path, encoding="utf-8") as f:
+        return [line.split() for line in f]
+
+
+def read_reorder(path, lengths, lengths_from):
+    """Reorder lines of ``path``, each a permutation of ``range(lengths[k])``.
+
+    ``lengths_from`` names the file the lengths come from, for the error messages. Raises
+    InputError / ReorderFileError naming the file and the 1-based line.
+    """
+    require_files([path])
+    with open(path, encoding="utf-8") as f:
+        lines = f.readlines()
+    if len(lines) != len(lengths):
+        raise InputError(f"{path} has {len(lines)} lines but {lengths_from} has {len(lengths)}")
+    return [parse_reorder_line(text, n, path, lineno)
+            for lineno, (text, n) in enumerate(zip(lines, lengths), start=1)]
+
+
+def read_source_with_reorder(source_path, reorder_path):
+    """Token lists of ``source_path`` and the matching positions of ``reorder_path``."""
+    check_same_line_count([source_path, reorder_path])
+    sentences = read_tokens(source_path)
+    positions = read_reorder(reorder_path, [len(s) for s in sentences], source_path)
+    return sentences, positions

@@ -1,0 +1,115 @@
+"""Reordering quality: Kendall's tau and the fuzzy reordering score, with a monotone baseline.
+
+Both compare a hypothesis permutation with a reference one (reorder lines: the target-order
+position of each source token).
+
+- Kendall's tau: ``1 - 2 * discordant_pairs / (n (n - 1) / 2)``; 1 for the same order,
+  -1 for the reversed one.
+- Fuzzy reordering score (Talbot et al. 2011, "A Lightweight Evaluation Framework for Machine
+  Translation Reordering"): ``1 - (chunks - 1) / (n - 1)``, where chunks is the least number
+  of pieces the hypothesis order must be cut into so that each piece is a contiguous run of
+  the reference order. Computed without sentence boundary markers.
+
+Sentences of fewer than two tokens have a single order; they are left out of corpus averages,
+which are plain means over the remaining sentences.
+"""
+import argparse
+import bisect
+
+from ..preprocessing.io_utils import check_same_line_count, run_command
+from .corpus import read_reorder, read_tokens
+
+
+def kendall_tau(hypothesis, reference):
+    """Kendall's tau between two permutations of ``range(n)`` (1.0 when n < 2)."""
+    n = len(reference)
+    if len(hypothesis) != n:
+        raise ValueError(f"hypothesis has {len(hypothesis)} positions, reference has {n}")
+    if n < 2:
+        return 1.0
+    # hypothesis positions read in reference order: discordant pairs are its inversions
+    in_reference_order = [0] * n
+    for token, position in enumerate(reference):
+        in_reference_order[position] = hypothesis[token]
+    seen = []
+    discordant = 0
+    for value in in_reference_order:
+        discordant += len(seen) - bisect.bisect_right(seen, value)
+        bisect.insort(seen, value)
+    return 1.0 - 4.0 * discordant / (n * (n - 1))
+
+
+def fuzzy_reordering_score(hypothesis, reference):
+    """Talbot et al. (2011)'s fuzzy reordering score of two permutations (1.0 when n < 2)."""
+    n = len(reference)
+    if len(hypothesis) != n:
+        raise ValueError(f"hypothesis has {len(hypothesis)} positions, reference has {n}")
+    if n < 2:
+        return 1.0
+    # reference positions read in hypothesis order; a chunk ends where they stop counting up
+    in_hypothesis_order = [0] * n
+    for token, position in enumerate(hypothesis):
+        in_hypothesis_order[position] = reference[token]
+    chunks = 1 + sum(nxt != prev + 1
+                     for prev, nxt in zip(in_hypothesis_order, in_hypothesis_order[1:]))
+    return 1.0 - (chunks - 1) / (n - 1)
+
+
+def corpus_scores(hypotheses, references):
+    """Mean Kendall's tau and FRS over sentences of two or more tokens, and their count."""
+    if len(hypotheses) != len(references):
+        raise ValueError(f"{len(hypotheses)} hypotheses but {len(references)} references")
+    pairs = [(h, r) for h, r in zip(hypotheses, references) if len(r) >= 2]
+    count = max(len(pairs), 1)
+    return {
+        "kendall_tau": sum(kendall_tau(h, r) for h, r in pairs) / count,
+        "fuzzy_reordering_score": sum(fuzzy_reordering_score(h, r) for h, r in pairs) / count,
+        "sentences": len(pairs),
+    }
+
+
+def monotone_scores(references):
+    """``corpus_scores`` of keeping the source order."""
+    return corpus_scores([list(range(len(r))) for r in references], references)
+
+
+def format_scores(hypothesis, monotone):
+    return (
+        f"sentences scored (>= 2 tokens): {hypothesis['sentences']}\n"
+        f"{'':12}{'Kendall tau':>12}{'FRS':>8}\n"
+        f"{'hypothesis':12}{hypothesis['kendall_tau']:12.4f}"
+        f"{hypothesis['fuzzy_reordering_score']:8.4f}\n"
+        f"{'monotone':12}{monotone['kendall_tau']:12.4f}"
+        f"{monotone['fuzzy_reordering_score']:8.4f}"
+    )
+
+
+def build_parser():
+    parser = argparse.ArgumentParser(
+        prog="xlpe-reorder-score",
+        description="Score predicted reorder positions against oracle ones: corpus-mean "
+        "Kendall's tau and fuzzy reordering score (Talbot et al. 2011), next to the "
+        "monotone (keep the source order) baseline.",
+    )
+    parser.add_argument("--hypothesis", required=True,
+                        help="predicted reorder file (e.g. from xlpe-preorder)")
+    parser.add_argument("--reference", required=True,
+                        help="oracle reorder file (e.g. from xlpe-reorder --method btg)")
+    return parser
+
+
+def main(argv=None):
+    args = build_parser().parse_args(argv)
+
+    def body():
+        check_same_line_count([args.hypothesis, args.reference])
+        lengths = [len(fields) for fields in read_tokens(args.reference)]
+        references = read_reorder(args.reference, lengths, args.reference)
+        hypotheses = read_reorder(args.hypothesis, lengths, args.reference)
+        print(format_scores(corpus_scores(hypotheses, references), monotone_scores(references)))
+
+    run_command(body, "xlpe-reorder-score")
+
+
+if __name__ == "__main__":
+    main()
