@@ -7,6 +7,16 @@ HERE = Path(__file__).parent
 
 
 CONSOLE_SCRIPTS = [
+    "xlpe-bible-corpus = xlpe_fairseq.preprocessing.bible_corpus:main",
+    "xlpe-tokenize = xlpe_fairseq.preprocessing.tokenize:main",
+    "xlpe-bpe = xlpe_fairseq.preprocessing.bpe:main",
+    "xlpe-align = xlpe_fairseq.preprocessing.word_alignment:main",
+    "xlpe-reorder = xlpe_fairseq.reordering.extract:main",
+    "xlpe-binarize = xlpe_fairseq.preprocessing.binarize:main",
+    "xlpe-preorder-train = xlpe_fairseq.preordering.train:main",
+    "xlpe-preorder = xlpe_fairseq.preordering.predict:main",
+    "xlpe-reorder-score = xlpe_fairseq.preordering.metrics:main",
+    "xlpe-bleu = xlpe_fairseq.evaluation.bleu:main",
 ]
 
 

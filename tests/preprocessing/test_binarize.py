@@ -1,0 +1,55 @@
+"""xlpe-binarize: validated reorder text -> fairseq mmap dataset, and back."""
+import re
+
+import pytest
+
+from xlpe_fairseq.preprocessing.binarize import main
+
+
+def write(path, lines):
+    path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    return str(path)
+
+
+def args(reorder, source, destdir):
+    return ["--reorder", reorder, "--source", source, "--destdir", str(destdir),
+            "--split", "train", "--source-lang", "he", "--target-lang", "en"]
+
+
+def test_round_trip_through_fairseq_loader(tmp_path):
+    from fairseq.data import data_utils
+
+    source = write(tmp_path / "train.bpe.he", ["a b@@ c", "d", "e f g h"])
+    reorder = write(tmp_path / "train.reorder", ["2 0 1", "0", "3 2 1 0"])
+    main(args(reorder, source, tmp_path / "data-bin"))
+    dataset = data_utils.load_indexed_dataset(str(tmp_path / "data-bin/train.reorder.he-en"),
+                                              None)
+    assert dataset is not None, "fairseq could not find the binarized reorder dataset"
+    assert [dataset[k].tolist() for k in range(len(dataset))] == [[2, 0, 1], [0], [3, 2, 1, 0]]
+    leftovers = [p.name for p in (tmp_path / "data-bin").iterdir()]
+    assert sorted(leftovers) == ["train.reorder.he-en.bin", "train.reorder.he-en.idx"]
+
+
+@pytest.mark.parametrize("bad_line,message", [
+    ("1 0", r"train.reorder line 2: expected 3 positions .*found 2"),
+    ("0 1 3", r"train.reorder line 2: position 3 .*out of range 0..2"),
+    ("0 1 1", r"train.reorder line 2: position 1 occurs twice"),
+    ("0 1 b", r"train.reorder line 2: 'b' is not an integer"),
+])
+def test_invalid_line_writes_nothing(tmp_path, capsys, bad_line, message):
+    source = write(tmp_path / "train.bpe.he", ["a", "b c d"])
+    reorder = write(tmp_path / "train.reorder", ["0", bad_line])
+    with pytest.raises(SystemExit) as exit_info:
+        main(args(reorder, source, tmp_path / "data-bin"))
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert re.search(message, err), err
+    assert list((tmp_path / "data-bin").iterdir()) == [], "nothing may be written on error"
+
+
+def test_mismatched_line_counts(tmp_path, capsys):
+    source = write(tmp_path / "train.bpe.he", ["a", "b"])
+    reorder = write(tmp_path / "train.reorder", ["0"])
+    with pytest.raises(SystemExit):
+        main(args(reorder, source, tmp_path / "data-bin"))
+    assert "train.reorder: 1 lines, " in capsys.readouterr().err

@@ -1,0 +1,82 @@
+"""Shared helpers: atomic outputs, line checks, chunked reading, ordered parallel map."""
+import os
+import stat
+
+import pytest
+
+from xlpe_fairseq.preprocessing.io_utils import (
+    InputError,
+    atomic_output,
+    check_not_inputs,
+    check_same_line_count,
+    count_lines,
+    parallel_imap,
+    read_parallel_chunks,
+    require_files,
+)
+
+
+def write(path, text):
+    path.write_text(text, encoding="utf-8")
+    return str(path)
+
+
+def test_atomic_output_leaves_nothing_on_failure(tmp_path):
+    target = tmp_path / "out.txt"
+    with pytest.raises(RuntimeError):
+        with atomic_output(str(target)) as f:
+            f.write("half")
+            raise RuntimeError("interrupted")
+    assert list(tmp_path.iterdir()) == [], "a failed write must leave no file behind"
+
+
+def test_atomic_output_writes_with_normal_permissions(tmp_path):
+    target = tmp_path / "out.txt"
+    with atomic_output(str(target)) as f:
+        f.write("done\n")
+    assert target.read_text() == "done\n"
+    mode = stat.S_IMODE(os.stat(target).st_mode)
+    assert mode & stat.S_IRGRP or os.umask(0o022) & stat.S_IRGRP, f"file mode {oct(mode)}"
+
+
+def test_count_lines_counts_unterminated_last_line(tmp_path):
+    assert count_lines(write(tmp_path / "a", "x\ny")) == 2
+    assert count_lines(write(tmp_path / "b", "x\ny\n")) == 2
+    assert count_lines(write(tmp_path / "c", "")) == 0
+
+
+def test_mismatched_line_counts_name_both_files(tmp_path):
+    a = write(tmp_path / "a.he", "1\n2\n3\n")
+    b = write(tmp_path / "b.en", "1\n2\n")
+    with pytest.raises(InputError, match=r"a.he: 3 lines, .*b.en: 2 lines"):
+        check_same_line_count([a, b])
+
+
+def test_missing_file_is_named(tmp_path):
+    with pytest.raises(InputError, match=r"nope.txt: no such file"):
+        require_files([str(tmp_path / "nope.txt")])
+
+
+def test_refuses_to_overwrite_an_input(tmp_path):
+    a = write(tmp_path / "a", "x\n")
+    with pytest.raises(InputError, match="would overwrite an input"):
+        check_not_inputs([a], [a])
+
+
+def test_parallel_chunks_carry_one_based_line_numbers(tmp_path):
+    a = write(tmp_path / "a", "".join(f"a{k}\n" for k in range(5)))
+    b = write(tmp_path / "b", "".join(f"b{k}\n" for k in range(5)))
+    chunks = list(read_parallel_chunks([a, b], 2))
+    assert [lineno for lineno, _ in chunks] == [1, 3, 5]
+    assert chunks[1][1] == [("a2", "b2"), ("a3", "b3")]
+
+
+def _square_all(chunk):
+    return [x * x for x in chunk]
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_parallel_imap_preserves_order(workers):
+    chunks = [list(range(k, k + 3)) for k in range(0, 30, 3)]
+    results = list(parallel_imap(_square_all, iter(chunks), workers, total=30))
+    assert [x for chunk in results for x in chunk] == [x * x for x in range(30)]

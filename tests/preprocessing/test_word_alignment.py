@@ -1,0 +1,143 @@
+"""Word alignment: grow-diag-final-and, input checks, and a real eflomal run."""
+import random
+
+import pytest
+
+from xlpe_fairseq.preprocessing import word_alignment
+from xlpe_fairseq.preprocessing.io_utils import InputError
+from xlpe_fairseq.preprocessing.word_alignment import (
+    align_files,
+    grow_diag_final_and,
+    main,
+    parse_links,
+)
+
+
+def links(text):
+    return sorted(parse_links(text))
+
+
+def test_gdfa_agreeing_directions_give_the_intersection():
+    assert grow_diag_final_and(links("0-0 1-1"), links("0-0 1-1")) == links("0-0 1-1")
+
+
+def test_gdfa_grows_into_diagonal_neighbours_of_unaligned_words():
+    # intersection {0-0}; 1-1 (diagonal neighbour, both words unaligned) is added
+    assert grow_diag_final_and(links("0-0 1-1"), links("0-0")) == links("0-0 1-1")
+
+
+def test_gdfa_does_not_grow_between_two_aligned_words():
+    # 0-1 neighbours 0-0, but source 0 and target 1 are both aligned already
+    forward = links("0-0 1-1 0-1")
+    reverse = links("0-0 1-1")
+    assert grow_diag_final_and(forward, reverse) == links("0-0 1-1")
+
+
+def test_gdfa_grows_one_to_many_when_one_side_is_unaligned():
+    # target 1 is unaligned in the intersection, so 0-1 (next to 0-0) is added
+    assert grow_diag_final_and(links("0-0 0-1"), links("0-0")) == links("0-0 0-1")
+
+
+def test_gdfa_final_and_adds_isolated_links_only_if_both_words_unaligned():
+    # 3-3 is far from everything and both words are unaligned: added by final-and;
+    # 0-3 is not adjacent and target 3 is then aligned: rejected
+    forward = links("0-0 3-3")
+    reverse = links("0-0 0-3")
+    assert grow_diag_final_and(forward, reverse) == links("0-0 3-3")
+
+
+def test_gdfa_grows_transitively():
+    # a diagonal chain grows step by step from the intersection
+    forward = links("0-0 1-1 2-2 3-3")
+    assert grow_diag_final_and(forward, links("0-0")) == forward
+
+
+def test_gdfa_empty():
+    assert grow_diag_final_and(set(), set()) == []
+
+
+def write(path, lines):
+    path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    return str(path)
+
+
+def test_mismatched_line_counts(tmp_path):
+    src = write(tmp_path / "train.he", ["a b", "c"])
+    tgt = write(tmp_path / "train.en", ["x"])
+    with pytest.raises(InputError, match=r"train.he: 2 lines, .*train.en: 1 lines"):
+        align_files(src, tgt, str(tmp_path / "out"))
+
+
+def test_empty_line_names_file_and_line(tmp_path):
+    src = write(tmp_path / "train.he", ["a b", "c", "d"])
+    tgt = write(tmp_path / "train.en", ["x", "   ", "z"])
+    with pytest.raises(InputError, match=r"train.en line 2: empty line"):
+        align_files(src, tgt, str(tmp_path / "out"), chunk_size=1)
+    assert not (tmp_path / "out").exists()
+
+
+def test_missing_aligner_binary(tmp_path, monkeypatch, capsys):
+    src = write(tmp_path / "s", ["a"])
+    tgt = write(tmp_path / "t", ["x"])
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.setattr(word_alignment.sys, "executable", str(tmp_path / "python"))
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--source", src, "--target", tgt, "--output", str(tmp_path / "out")])
+    assert exit_info.value.code == 2
+    assert "eflomal-align not found on PATH; pip install eflomal" in capsys.readouterr().err
+    with pytest.raises(InputError, match=r"fast_align not found on PATH"):
+        align_files(src, tgt, str(tmp_path / "out"), aligner="fast_align")
+
+
+def synthetic_corpus(n_pairs, seed=0):
+    """Source words s<k> translate to target words t<k>, with the target order reversed."""
+    rng = random.Random(seed)
+    sources, targets = [], []
+    for _ in range(n_pairs):
+        words = [rng.randrange(12) for _ in range(rng.randint(3, 8))]
+        sources.append(" ".join(f"s{w}" for w in words))
+        targets.append(" ".join(f"t{w}" for w in reversed(words)))
+    return sources, targets
+
+
+def eflomal_installed():
+    try:
+        word_alignment.find_tool("eflomal-align")
+    except InputError:
+        return False
+    return True
+
+
+@pytest.mark.skipif(not eflomal_installed(), reason="eflomal-align not installed")
+@pytest.mark.parametrize("chunk_size,workers", [(1000, 1), (20, 2)])
+def test_eflomal_on_synthetic_pairs(tmp_path, chunk_size, workers):
+    sources, targets = synthetic_corpus(50)
+    src = write(tmp_path / "train.s", sources)
+    tgt = write(tmp_path / "train.t", targets)
+    out, fwd = tmp_path / "train.align", tmp_path / "train.fwd"
+    align_files(src, tgt, str(out), forward_output=str(fwd), workers=workers,
+                chunk_size=chunk_size)
+    lines = out.read_text().splitlines()
+    assert len(lines) == 50 and len(fwd.read_text().splitlines()) == 50
+    correct = total = 0
+    for line, s, t in zip(lines, sources, targets):
+        s_words, t_words = s.split(), t.split()
+        for i, j in parse_links(line):
+            assert i < len(s_words) and j < len(t_words), f"link {i}-{j} outside {s!r}/{t!r}"
+            correct += s_words[i][1:] == t_words[j][1:]
+            total += 1
+    assert total > 0 and correct / total > 0.8, f"only {correct}/{total} links are translations"
+    assert not list(tmp_path.glob(".xlpe-align.*")), "temporary chunk files left behind"
+
+
+@pytest.mark.skipif(not eflomal_installed(), reason="eflomal-align not installed")
+def test_aligner_failure_reports_the_command(tmp_path, capsys):
+    src = write(tmp_path / "s", ["a b"])
+    tgt = write(tmp_path / "t", ["x y"])
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--source", src, "--target", tgt, "--output", str(tmp_path / "out"),
+              "--aligner-args=--no-such-option"])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert "eflomal-align" in err and "failed with status" in err, err
+    assert not (tmp_path / "out").exists()

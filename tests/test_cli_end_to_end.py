@@ -1,0 +1,179 @@
+"""End to end through the command lines, with --user-dir, on a tiny synthetic corpus:
+fairseq-preprocess -> xlpe-binarize -> fairseq-train -> resume -> fairseq-generate
+(beam, ensemble, --score-reference, --print-alignment) -> fairseq-interactive."""
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from synthetic_corpus import write_corpus
+from xlpe_fairseq.evaluation.generate_output import read_hypotheses
+
+USER_DIR = str(Path(__file__).resolve().parents[1] / "xlpe_fairseq")
+TINY_MODEL = [
+    "--encoder-embed-dim", "32", "--decoder-embed-dim", "32", "--encoder-ffn-embed-dim", "64",
+    "--decoder-ffn-embed-dim", "64", "--encoder-layers", "1", "--decoder-layers", "1",
+    "--encoder-attention-heads", "2", "--decoder-attention-heads", "2",
+]
+
+
+def run(module, *args, stdin=None, expect_failure=False):
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONWARNINGS": "ignore"}
+    result = subprocess.run([sys.executable, "-m", module, *map(str, args)], input=stdin,
+                            capture_output=True, text=True, env=env)
+    if expect_failure:
+        assert result.returncode != 0, f"{module} should have failed:\n{result.stdout}"
+    else:
+        assert result.returncode == 0, f"{module} {' '.join(map(str, args))} failed:\n{result.stderr[-3000:]}"
+    return result
+
+
+def train(data_bin, save_dir, max_update, *extra):
+    return run(
+        "fairseq_cli.train", data_bin, "--user-dir", USER_DIR, "--task", "translation_reorder",
+        "--arch", "transformer_dpe", *TINY_MODEL, "--criterion",
+        "label_smoothed_cross_entropy_with_order", "--label-smoothing", "0.1", "--order-lambda", "0.5",
+        "--optimizer", "adam", "--lr", "0.002", "--max-tokens", "800", "--max-update", max_update,
+        "--save-dir", save_dir, "--log-format", "simple", "--log-interval", "1", "--seed", "3",
+        "--no-progress-bar", "--num-workers", "0", *extra,
+    )
+
+
+@pytest.fixture(scope="module")
+def data_bin(tmp_path_factory):
+    root = tmp_path_factory.mktemp("e2e")
+    raw = write_corpus(root / "raw", sizes={"train": 300, "valid": 20, "test": 20})
+    data_bin = root / "data-bin"
+    run("fairseq_cli.preprocess", "--source-lang", "xx", "--target-lang", "yy",
+        "--trainpref", raw / "train", "--validpref", raw / "valid", "--testpref", raw / "test",
+        "--destdir", data_bin, "--joined-dictionary", "--workers", "1")
+    run("xlpe_fairseq.preprocessing.binarize", "--reorder", raw / "train.reorder", "--source",
+        raw / "train.xx", "--destdir", data_bin, "--split", "train", "--source-lang", "xx",
+        "--target-lang", "yy")
+    return data_bin
+
+
+@pytest.fixture(scope="module")
+def checkpoints(data_bin):
+    save_dir = data_bin.parent / "checkpoints"
+    first = train(data_bin, save_dir, 4)
+    assert "order_loss" in first.stdout + first.stderr, "training must log order_loss"
+    resumed = train(data_bin, save_dir, 8)
+    log = resumed.stdout + resumed.stderr
+    assert "Loaded checkpoint" in log and "@ 4 updates" in log, f"resume did not load:\n{log[-2000:]}"
+    assert "num_updates 8" in log, "training must continue from update 4 to 8"
+    return save_dir
+
+
+def generate(data_bin, path, *extra):
+    return run("fairseq_cli.generate", data_bin, "--user-dir", USER_DIR, "--task",
+               "translation_reorder", "--path", path, "--gen-subset", "test", "--batch-size", "7",
+               "--required-batch-size-multiple", "1", "--num-workers", "0", *extra)
+
+
+def test_beam_search_translates_every_sentence_with_alignments(data_bin, checkpoints, tmp_path):
+    out = generate(data_bin, checkpoints / "checkpoint_last.pt", "--beam", "3", "--print-alignment")
+    (tmp_path / "gen.out").write_text(out.stdout)
+    assert len(read_hypotheses(tmp_path / "gen.out", 20)) == 20
+    assert any(line.startswith("A-") for line in out.stdout.splitlines()), "no alignment lines"
+
+
+def test_reloaded_checkpoint_gives_identical_translations(data_bin, checkpoints):
+    first = generate(data_bin, checkpoints / "checkpoint_last.pt", "--beam", "2")
+    second = generate(data_bin, checkpoints / "checkpoint_last.pt", "--beam", "2")
+    hypotheses = [line for line in first.stdout.splitlines() if line.startswith(("H-", "P-"))]
+    assert hypotheses and hypotheses == [
+        line for line in second.stdout.splitlines() if line.startswith(("H-", "P-"))
+    ]
+
+
+def test_ensemble_and_score_reference(data_bin, checkpoints):
+    ensemble = f"{checkpoints / 'checkpoint_last.pt'}:{checkpoints / 'checkpoint_best.pt'}"
+    out = generate(data_bin, ensemble, "--beam", "2")
+    assert sum(line.startswith("H-") for line in out.stdout.splitlines()) == 20
+    scored = generate(data_bin, checkpoints / "checkpoint_last.pt", "--score-reference")
+    assert sum(line.startswith("H-") for line in scored.stdout.splitlines()) == 20
+
+
+def test_interactive_translates_raw_input_without_reorder_files(data_bin, checkpoints):
+    out = run("fairseq_cli.interactive", data_bin, "--user-dir", USER_DIR, "--task",
+              "translation_reorder", "--path", checkpoints / "checkpoint_last.pt", "--beam", "2",
+              "--source-lang", "xx", "--target-lang", "yy",
+              stdin="s1 s2 s4\ns8 s3\n")
+    assert sum(line.startswith("H-") for line in out.stdout.splitlines()) == 2
+
+
+def test_dpe_training_without_train_reorder_file_fails_clearly(data_bin, tmp_path):
+    bare = tmp_path / "bare"
+    bare.mkdir()
+    for f in data_bin.iterdir():
+        if ".reorder." not in f.name:
+            (bare / f.name).symlink_to(f)
+    out = run(
+        "fairseq_cli.train", bare, "--user-dir", USER_DIR, "--task", "translation_reorder",
+        "--arch", "transformer_dpe", *TINY_MODEL, "--criterion",
+        "label_smoothed_cross_entropy_with_order", "--optimizer", "adam", "--lr", "0.001",
+        "--max-tokens", "500", "--max-update", "1", "--save-dir", tmp_path / "ckpt",
+        "--no-progress-bar", expect_failure=True)
+    assert "train.reorder.xx-yy.bin/.idx not found" in out.stderr, out.stderr[-2000:]
+
+
+@pytest.fixture(scope="module")
+def xlpe_run(data_bin):
+    """transformer_xlpe trained on oracle positions (with the noise attack), a preorderer
+    trained on the same positions, and test positions written by the preorderer."""
+    raw, root = data_bin.parent / "raw", data_bin.parent
+    preorderer = root / "preorderer.pt"
+    run("xlpe_fairseq.preordering.train", "--source", raw / "train.xx", "--reorder",
+        raw / "train.reorder", "--save", preorderer, "--embed-dim", "16", "--hidden-dim", "16",
+        "--epochs", "2")
+    run("xlpe_fairseq.preordering.predict", "--preorderer", preorderer, "--source",
+        raw / "test.xx", "--output", root / "test.predicted.reorder")
+    with_test_positions = root / "data-bin-xlpe"
+    with_test_positions.mkdir()
+    for f in data_bin.iterdir():
+        (with_test_positions / f.name).symlink_to(f)
+    run("xlpe_fairseq.preprocessing.binarize", "--reorder", root / "test.predicted.reorder",
+        "--source", raw / "test.xx", "--destdir", with_test_positions, "--split", "test",
+        "--source-lang", "xx", "--target-lang", "yy")
+    save_dir = root / "checkpoints-xlpe"
+    log = run(
+        "fairseq_cli.train", data_bin, "--user-dir", USER_DIR, "--task", "translation_reorder",
+        "--arch", "transformer_xlpe", "--xlpe-mode", "combination", "--xlpe-heads", "1",
+        *TINY_MODEL, "--criterion", "label_smoothed_cross_entropy_with_order",
+        "--reorder-noise", "0.1", "--preorderer", preorderer, "--optimizer", "adam", "--lr",
+        "0.002", "--max-tokens", "800", "--max-update", "4", "--save-dir", save_dir,
+        "--no-progress-bar", "--num-workers", "0", "--seed", "3",
+    )
+    assert "valid on 'valid' subset" in log.stdout + log.stderr, "validation runs on predicted positions"
+    return save_dir / "checkpoint_last.pt", preorderer, with_test_positions
+
+
+def test_xlpe_generates_from_written_positions_and_from_the_preorderer_alike(data_bin, xlpe_run):
+    checkpoint, preorderer, with_test_positions = xlpe_run
+    from_files = generate(with_test_positions, checkpoint, "--beam", "2")
+    on_the_fly = generate(data_bin, checkpoint, "--beam", "2", "--preorderer", preorderer)
+    hypotheses = sorted(line for line in from_files.stdout.splitlines() if line.startswith("H-"))
+    assert len(hypotheses) == 20
+    assert hypotheses == sorted(
+        line for line in on_the_fly.stdout.splitlines() if line.startswith("H-")
+    ), "the preorderer inside fairseq-generate must give the positions xlpe-preorder wrote"
+
+
+def test_xlpe_interactive_predicts_positions_for_raw_input(data_bin, xlpe_run):
+    checkpoint, preorderer, _ = xlpe_run
+    out = run("fairseq_cli.interactive", data_bin, "--user-dir", USER_DIR, "--task",
+              "translation_reorder", "--path", checkpoint, "--beam", "2", "--source-lang", "xx",
+              "--target-lang", "yy", "--preorderer", preorderer, stdin="s1 s2 s4\ns8 s3\n")
+    assert sum(line.startswith("H-") for line in out.stdout.splitlines()) == 2
+
+
+def test_xlpe_without_positions_or_preorderer_fails_clearly(data_bin, xlpe_run):
+    checkpoint, _, _ = xlpe_run
+    out = run("fairseq_cli.generate", data_bin, "--user-dir", USER_DIR, "--task",
+              "translation_reorder", "--path", checkpoint, "--gen-subset", "test",
+              expect_failure=True)
+    assert "test.reorder.xx-yy.bin/.idx not found" in out.stderr, out.stderr[-2000:]
+    assert "--preorderer" in out.stderr

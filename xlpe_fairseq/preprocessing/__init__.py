@@ -1,0 +1,1 @@
+"""Data preparation commands: corpus extraction, tokenization, BPE, word alignment, binarization."""

@@ -1,0 +1,85 @@
+"""``xlpe-binarize``: reorder text -> fairseq mmap dataset ``{split}.reorder.{src}-{tgt}``.
+
+Every line is checked against the source BPE line it belongs to (one position per token,
+a permutation) before anything is written; the ``.bin``/``.idx`` pair is written to
+temporary files in the destination directory and moved into place only when complete.
+"""
+import argparse
+import os
+import tempfile
+
+from ..reordering.reorder_file import parse_reorder_line
+from .io_utils import (
+    InputError,
+    check_not_inputs,
+    check_same_line_count,
+    read_parallel_chunks,
+    run_command,
+)
+
+
+def dataset_prefix(destdir, split, source_lang, target_lang):
+    """Path prefix fairseq's ``load_indexed_dataset`` takes for the reorder positions."""
+    return os.path.join(destdir, f"{split}.reorder.{source_lang}-{target_lang}")
+
+
+def _max_source_length(source_path):
+    with open(source_path, encoding="utf-8") as f:
+        return max((len(line.split()) for line in f), default=0)
+
+
+def binarize_reorder(reorder_path, source_path, prefix, chunk_size=100000):
+    """Validate ``reorder_path`` against ``source_path`` and write ``prefix.{bin,idx}``.
+
+    Returns the number of sentences written.
+    """
+    import torch
+    from fairseq.data import indexed_dataset
+
+    total = check_same_line_count([reorder_path, source_path])
+    check_not_inputs([prefix + ".bin", prefix + ".idx"], [reorder_path, source_path])
+    # the largest position decides the smallest integer type that holds every value
+    max_position = max(_max_source_length(source_path) - 1, 0)
+    destdir = os.path.dirname(os.path.abspath(prefix))
+    os.makedirs(destdir, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=destdir, prefix=".xlpe-binarize.") as tmp_dir:
+        tmp_prefix = os.path.join(tmp_dir, "reorder")
+        builder = indexed_dataset.make_builder(tmp_prefix + ".bin", impl="mmap",
+                                               vocab_size=max_position + 1)
+        for first_lineno, rows in read_parallel_chunks([reorder_path, source_path], chunk_size):
+            for offset, (reorder, source) in enumerate(rows):
+                positions = parse_reorder_line(reorder, len(source.split()), reorder_path,
+                                               first_lineno + offset)
+                builder.add_item(torch.IntTensor(positions))
+        builder.finalize(tmp_prefix + ".idx")
+        os.replace(tmp_prefix + ".bin", prefix + ".bin")
+        os.replace(tmp_prefix + ".idx", prefix + ".idx")
+    return total
+
+
+def build_parser():
+    parser = argparse.ArgumentParser(prog="xlpe-binarize", description=__doc__.splitlines()[0])
+    parser.add_argument("--reorder", required=True, help="reorder text ({split}.reorder)")
+    parser.add_argument("--source", required=True,
+                        help="source BPE text the positions refer to (the line lengths)")
+    parser.add_argument("--destdir", required=True, help="fairseq data-bin directory")
+    parser.add_argument("--split", required=True, help="split name, e.g. train")
+    parser.add_argument("--source-lang", required=True, help="source language, e.g. he")
+    parser.add_argument("--target-lang", required=True, help="target language, e.g. en")
+    return parser
+
+
+def main(argv=None):
+    args = build_parser().parse_args(argv)
+
+    def body():
+        if not args.split or os.sep in args.split:
+            raise InputError(f"--split must be a plain name, got {args.split!r}")
+        prefix = dataset_prefix(args.destdir, args.split, args.source_lang, args.target_lang)
+        binarize_reorder(args.reorder, args.source, prefix)
+
+    run_command(body, "xlpe-binarize")
+
+
+if __name__ == "__main__":
+    main()

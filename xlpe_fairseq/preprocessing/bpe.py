@@ -1,0 +1,188 @@
+"""``xlpe-bpe``: learn byte-pair-encoding merges and apply them with fastBPE.
+
+Learning follows Sennrich, Haddow and Birch (2016): start from characters, with the end
+of a word marked on its last character (``e</w>``), and repeatedly merge the most frequent
+adjacent pair. PyPI's fastBPE ships only the applier (its ``fast learnbpe`` binary is not
+installed), so learning is implemented here, with incremental pair counts and a lazy heap,
+and writes fastBPE's codes format (``left right count`` a line) so that fastBPE applies
+them. Codes are joint when learned on several files (e.g. both sides), separate otherwise.
+"""
+import argparse
+import collections
+import functools
+import heapq
+
+from .io_utils import (
+    InputError,
+    atomic_output,
+    check_not_inputs,
+    count_lines,
+    default_workers,
+    parallel_imap,
+    read_chunks,
+    require_files,
+    run_command,
+)
+
+END_OF_WORD = "</w>"
+
+
+def count_words(paths, workers, chunk_size=100000):
+    """Word frequencies over whitespace-tokenized files."""
+    require_files(paths)
+    counts = collections.Counter()
+    for path in paths:
+        chunks = read_chunks(path, chunk_size)
+        results = parallel_imap(_count_chunk, chunks, workers, total=count_lines(path),
+                                desc=f"count {path}", size=lambda result: result[0])
+        for _, chunk_counts in results:
+            counts.update(chunk_counts)
+    return counts
+
+
+def _count_chunk(chunk):
+    _, lines = chunk
+    counts = collections.Counter()
+    for line in lines:
+        counts.update(line.split())
+    return len(lines), counts
+
+
+def learn_bpe(word_counts, num_merges, min_frequency=2):
+    """Return up to ``num_merges`` merges ``(left, right, count)``, most frequent first.
+
+    Stops early when no pair occurs ``min_frequency`` times. Ties are broken by the
+    lexicographically smallest pair so that the result is deterministic.
+    """
+    words = [list(word[:-1]) + [word[-1] + END_OF_WORD] for word in word_counts]
+    freqs = list(word_counts.values())
+    pair_counts = collections.Counter()
+    words_with_pair = collections.defaultdict(set)
+    for index, (symbols, freq) in enumerate(zip(words, freqs)):
+        for pair in zip(symbols, symbols[1:]):
+            pair_counts[pair] += freq
+            words_with_pair[pair].add(index)
+    heap = [(-count, pair) for pair, count in pair_counts.items()]
+    heapq.heapify(heap)
+
+    merges = []
+    while len(merges) < num_merges and heap:
+        negative_count, pair = heapq.heappop(heap)
+        # Entries go stale when counts change; the current count was pushed separately.
+        if pair_counts.get(pair, 0) != -negative_count:
+            continue
+        if -negative_count < min_frequency:
+            break
+        merges.append((pair[0], pair[1], -negative_count))
+        changed = set()
+        for index in words_with_pair.pop(pair):
+            old = words[index]
+            new = _merge_pair(old, pair)
+            freq = freqs[index]
+            old_pairs = list(zip(old, old[1:]))
+            new_pairs = list(zip(new, new[1:]))
+            for p in old_pairs:
+                pair_counts[p] -= freq
+            for p in new_pairs:
+                pair_counts[p] += freq
+            for p in set(old_pairs) - set(new_pairs) - {pair}:
+                words_with_pair[p].discard(index)
+            for p in set(new_pairs):
+                words_with_pair[p].add(index)
+            changed.update(old_pairs)
+            changed.update(new_pairs)
+            words[index] = new
+        del pair_counts[pair]
+        changed.discard(pair)
+        for p in changed:
+            if pair_counts[p] > 0:
+                heapq.heappush(heap, (-pair_counts[p], p))
+    return merges
+
+
+def _merge_pair(symbols, pair):
+    left, right = pair
+    merged = []
+    k = 0
+    while k < len(symbols):
+        if k + 1 < len(symbols) and symbols[k] == left and symbols[k + 1] == right:
+            merged.append(left + right)
+            k += 2
+        else:
+            merged.append(symbols[k])
+            k += 1
+    return merged
+
+
+def write_codes(path, merges):
+    with atomic_output(path) as f:
+        for left, right, count in merges:
+            f.write(f"{left} {right} {count}\n")
+
+
+@functools.cache
+def _bpe_applier(codes_path):
+    import fastBPE  # imported in the workers only: a compiled module not needed for learning
+
+    return fastBPE.fastBPE(codes_path)
+
+
+def _apply_chunk(chunk, codes_path):
+    _, lines = chunk
+    return [line + "\n" for line in _bpe_applier(codes_path).apply(lines)]
+
+
+def apply_bpe_file(codes_path, input_path, output_path, workers, chunk_size):
+    """Apply BPE codes to a tokenized file (``@@ `` marks a split), chunk by chunk."""
+    require_files([codes_path, input_path])
+    check_not_inputs([output_path], [codes_path, input_path])
+    work = functools.partial(_apply_chunk, codes_path=codes_path)
+    with atomic_output(output_path) as out:
+        for lines in parallel_imap(work, read_chunks(input_path, chunk_size), workers,
+                                   total=count_lines(input_path), desc=f"bpe {input_path}"):
+            out.writelines(lines)
+
+
+def build_parser():
+    parser = argparse.ArgumentParser(prog="xlpe-bpe", description=__doc__.splitlines()[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    learn = commands.add_parser("learn", help="learn BPE codes (joint if several inputs)")
+    learn.add_argument("--input", nargs="+", required=True,
+                       help="tokenized training text; several files give joint codes")
+    learn.add_argument("--codes", required=True, help="codes file to write (fastBPE format)")
+    learn.add_argument("--merges", type=int, required=True, help="number of merge operations")
+    learn.add_argument("--min-frequency", type=int, default=2,
+                       help="stop when the best pair is rarer than this (default: 2)")
+    learn.add_argument("--workers", type=int, default=default_workers(),
+                       help="processes for word counting (default: all cores)")
+
+    apply = commands.add_parser("apply", help="apply BPE codes to one file")
+    apply.add_argument("--codes", required=True, help="codes file (fastBPE format)")
+    apply.add_argument("--input", required=True, help="tokenized text")
+    apply.add_argument("--output", required=True, help="BPE text to write")
+    apply.add_argument("--workers", type=int, default=default_workers(),
+                       help="worker processes (default: all cores)")
+    apply.add_argument("--chunk-size", type=int, default=50000,
+                       help="lines per work unit (default: 50000)")
+    return parser
+
+
+def main(argv=None):
+    args = build_parser().parse_args(argv)
+
+    def body():
+        if args.command == "learn":
+            check_not_inputs([args.codes], args.input)
+            if args.merges < 1:
+                raise InputError(f"--merges must be positive, got {args.merges}")
+            counts = count_words(args.input, args.workers)
+            write_codes(args.codes, learn_bpe(counts, args.merges, args.min_frequency))
+        else:
+            apply_bpe_file(args.codes, args.input, args.output, args.workers, args.chunk_size)
+
+    run_command(body, "xlpe-bpe")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,163 @@
+"""Helpers shared by the data-preparation commands.
+
+Atomic output files, input checks that name the file and the 1-based line, chunked
+reading of parallel files, and an order-preserving parallel map with a progress bar.
+"""
+import collections
+import contextlib
+import itertools
+import multiprocessing
+import os
+import sys
+import tempfile
+
+from tqdm import tqdm
+
+from ..reordering.reorder_file import ReorderFileError
+
+
+class InputError(ValueError):
+    """Bad input data; the message names the file and, where it applies, the 1-based line."""
+
+
+class ToolError(RuntimeError):
+    """An external tool (aligner, symmetrizer) failed; the message holds its stderr."""
+
+
+def default_workers():
+    """Cores this process may run on (respects CPU affinity, unlike os.cpu_count)."""
+    return len(os.sched_getaffinity(0))
+
+
+def require_files(paths):
+    """Raise InputError for the first path that is not an existing file."""
+    for path in paths:
+        if not os.path.isfile(path):
+            raise InputError(f"{path}: no such file")
+
+
+def check_not_inputs(outputs, inputs):
+    """Refuse to write over an input file."""
+    real_inputs = {os.path.realpath(p) for p in inputs}
+    for out in outputs:
+        if os.path.realpath(out) in real_inputs:
+            raise InputError(f"{out}: output would overwrite an input file")
+
+
+def count_lines(path):
+    """Number of lines of a file (a final line without newline counts)."""
+    count = 0
+    last = b"\n"
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            count += block.count(b"\n")
+            last = block[-1:]
+    return count + (last != b"\n")
+
+
+def check_same_line_count(paths):
+    """Raise InputError unless all files have the same number of lines; return that number."""
+    require_files(paths)
+    counts = {path: count_lines(path) for path in paths}
+    if len(set(counts.values())) > 1:
+        listing = ", ".join(f"{path}: {n} lines" for path, n in counts.items())
+        raise InputError(f"parallel files differ in length ({listing})")
+    return next(iter(counts.values()))
+
+
+def read_parallel_chunks(paths, chunk_size):
+    """Yield ``(first_lineno, rows)`` where rows are tuples of stripped lines, one per file.
+
+    ``first_lineno`` is the 1-based line number of the chunk's first row. Reads lazily so
+    memory stays bounded by the chunk size. Call check_same_line_count first.
+    """
+    files = [open(path, encoding="utf-8") for path in paths]
+    try:
+        rows = zip(*((line.rstrip("\n") for line in f) for f in files))
+        lineno = 1
+        while chunk := list(itertools.islice(rows, chunk_size)):
+            yield lineno, chunk
+            lineno += len(chunk)
+    finally:
+        for f in files:
+            f.close()
+
+
+def read_chunks(path, chunk_size):
+    """Yield ``(first_lineno, lines)`` of one file, lines without their newline."""
+    for lineno, rows in read_parallel_chunks([path], chunk_size):
+        yield lineno, [row[0] for row in rows]
+
+
+@contextlib.contextmanager
+def atomic_output(path, mode="w"):
+    """Open a temporary file next to ``path``; on success move it over ``path``.
+
+    A failed or interrupted step therefore never leaves a half-written output that a
+    rerun (or the pipeline's freshness check) would mistake for a finished one.
+    """
+    directory = os.path.dirname(os.path.abspath(path))
+    os.makedirs(directory, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix="." + os.path.basename(path) + ".")
+    # mkstemp creates the file private (0600); give it the permissions open() would.
+    os.chmod(tmp, 0o666 & ~_umask())
+    encoding = None if "b" in mode else "utf-8"
+    try:
+        with os.fdopen(fd, mode, encoding=encoding) as f:
+            yield f
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
+def _umask():
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def parallel_imap(func, chunks, workers, total=None, desc="", unit="lines", size=len):
+    """Apply ``func`` to each chunk in ``workers`` processes, yielding results in order.
+
+    The progress bar advances by ``size(result)`` per chunk.
+    ``total`` is the expected number of items over all chunks, for the bar only.
+    With one worker everything runs in this process.
+    """
+    bar = tqdm(total=total, desc=desc, unit=" " + unit, file=sys.stderr,
+               mininterval=1.0)
+    with bar:
+        if workers <= 1:
+            for chunk in chunks:
+                result = func(chunk)
+                bar.update(size(result))
+                yield result
+            return
+        # fork keeps workers cheap (no re-import of the package). Pool.imap would read
+        # the whole chunk iterator ahead in its feeder thread; a window of pending
+        # chunks keeps memory bounded while results still come back in input order.
+        window = 2 * workers
+        with multiprocessing.get_context("fork").Pool(workers) as pool:
+            pending = collections.deque()
+            for chunk in chunks:
+                if len(pending) >= window:
+                    yield _collect(pending.popleft(), bar, size)
+                pending.append(pool.apply_async(func, (chunk,)))
+            while pending:
+                yield _collect(pending.popleft(), bar, size)
+
+
+def _collect(async_result, bar, size):
+    result = async_result.get()
+    bar.update(size(result))
+    return result
+
+
+def run_command(main_body, prog):
+    """Run a command body, turning bad-input and tool errors into a message and exit status 2."""
+    try:
+        main_body()
+    except (InputError, ReorderFileError, ToolError) as err:
+        print(f"{prog}: error: {err}", file=sys.stderr)
+        sys.exit(2)

@@ -1,0 +1,80 @@
+"""``xlpe-tokenize``: Moses tokenization (sacremoses), in parallel chunks.
+
+As in the DPE setup (Zheng et al. 2021, Sec. 4.1) text is tokenized with the Moses rules and
+optionally lowercased. ``escape=False`` keeps ``&``, ``<``, quotes etc. as they are, since
+fairseq needs no XML escaping. ``--no-tokenize`` is for a side that is already tokenized
+(e.g. the Hebrew of the Bible corpus): it only normalizes whitespace and applies
+``--lowercase``.
+"""
+import argparse
+import functools
+
+from .io_utils import (
+    atomic_output,
+    check_not_inputs,
+    count_lines,
+    default_workers,
+    parallel_imap,
+    read_chunks,
+    require_files,
+    run_command,
+)
+
+
+@functools.cache
+def _moses_tokenizer(lang):
+    from sacremoses import MosesTokenizer  # loaded once per worker process
+
+    return MosesTokenizer(lang=lang)
+
+
+def tokenize_line(line, lang, lowercase=False, tokenize=True):
+    """One tokenized line, tokens separated by single spaces."""
+    if tokenize:
+        line = _moses_tokenizer(lang).tokenize(line, escape=False, return_str=True)
+    line = " ".join(line.split())
+    return line.lower() if lowercase else line
+
+
+def _tokenize_chunk(chunk, lang, lowercase, tokenize):
+    _, lines = chunk
+    return [tokenize_line(line, lang, lowercase, tokenize) + "\n" for line in lines]
+
+
+def tokenize_file(input_path, output_path, lang, lowercase=False, tokenize=True, workers=1,
+                  chunk_size=20000):
+    require_files([input_path])
+    check_not_inputs([output_path], [input_path])
+    work = functools.partial(_tokenize_chunk, lang=lang, lowercase=lowercase, tokenize=tokenize)
+    with atomic_output(output_path) as out:
+        for lines in parallel_imap(work, read_chunks(input_path, chunk_size), workers,
+                                   total=count_lines(input_path), desc=f"tokenize {input_path}"):
+            out.writelines(lines)
+
+
+def build_parser():
+    parser = argparse.ArgumentParser(prog="xlpe-tokenize", description=__doc__.splitlines()[0])
+    parser.add_argument("--lang", required=True, help="language code for the Moses rules, e.g. en")
+    parser.add_argument("--input", required=True, help="raw text, one sentence a line")
+    parser.add_argument("--output", required=True, help="tokenized text to write")
+    parser.add_argument("--lowercase", action="store_true", help="lowercase the output")
+    parser.add_argument("--no-tokenize", dest="tokenize", action="store_false",
+                        help="input is already tokenized: only normalize spaces (and lowercase)")
+    parser.add_argument("--workers", type=int, default=default_workers(),
+                        help="worker processes (default: all cores)")
+    parser.add_argument("--chunk-size", type=int, default=20000,
+                        help="lines per work unit (default: 20000)")
+    return parser
+
+
+def main(argv=None):
+    args = build_parser().parse_args(argv)
+    run_command(
+        lambda: tokenize_file(args.input, args.output, args.lang, args.lowercase, args.tokenize,
+                              args.workers, args.chunk_size),
+        "xlpe-tokenize",
+    )
+
+
+if __name__ == "__main__":
+    main()

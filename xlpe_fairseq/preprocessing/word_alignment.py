@@ -1,0 +1,255 @@
+"""``xlpe-align``: word alignment of a BPE-level parallel corpus, in fairseq ``i-j`` format.
+
+Runs an external aligner in both directions and symmetrizes the links with
+grow-diag-final-and (Koehn et al. 2005). The default aligner is eflomal (Östling and
+Tiedemann 2016; ``eflomal-align``, pip package ``eflomal``), which needs the Python
+symmetrization below; fast_align (Dyer et al. 2013) is used with ``--aligner fast_align``
+when its binary is on PATH, and its ``atools`` symmetrizes when present.
+
+Large corpora are cut into chunks aligned independently in parallel processes, which bounds
+memory; chunks should stay large (the default is 250k pairs) because the aligners estimate
+their lexical statistics per chunk.
+"""
+import argparse
+import contextlib
+import functools
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+from .io_utils import (
+    InputError,
+    ToolError,
+    atomic_output,
+    check_not_inputs,
+    check_same_line_count,
+    default_workers,
+    parallel_imap,
+    read_parallel_chunks,
+    run_command,
+)
+
+INSTALL_HINTS = {
+    "eflomal-align": "pip install eflomal",
+    "fast_align": "build it from https://github.com/clab/fast_align (no PyPI or Debian package)",
+}
+
+_NEIGHBOURS = [(-1, 0), (0, -1), (1, 0), (0, 1), (-1, -1), (-1, 1), (1, -1), (1, 1)]
+
+
+def grow_diag_final_and(forward, reverse):
+    """Symmetrize two alignments (sets of ``(i, j)`` source-target links).
+
+    Start from the intersection; grow it with union links that neighbour an accepted link
+    (diagonals included) and align a so-far unaligned source or target word, until nothing
+    changes; finally add union links of each direction whose source AND target word are
+    both still unaligned. Returns the links sorted.
+    """
+    forward, reverse = set(forward), set(reverse)
+    union = forward | reverse
+    accepted = forward & reverse
+    aligned_src = {i for i, _ in accepted}
+    aligned_tgt = {j for _, j in accepted}
+
+    def accept(i, j):
+        accepted.add((i, j))
+        aligned_src.add(i)
+        aligned_tgt.add(j)
+
+    grew = True
+    while grew:
+        grew = False
+        for i, j in sorted(union - accepted):
+            if i in aligned_src and j in aligned_tgt:
+                continue
+            if any((i + di, j + dj) in accepted for di, dj in _NEIGHBOURS):
+                accept(i, j)
+                grew = True
+    for direction in (forward, reverse):
+        for i, j in sorted(direction):
+            if i not in aligned_src and j not in aligned_tgt:
+                accept(i, j)
+    return sorted(accepted)
+
+
+def parse_links(text):
+    """``"0-1 2-3"`` -> ``{(0, 1), (2, 3)}``."""
+    return {tuple(map(int, link.split("-"))) for link in text.split()}
+
+
+def format_links(links):
+    return " ".join(f"{i}-{j}" for i, j in links)
+
+
+def find_tool(name):
+    """Path of an executable on PATH or next to this Python (an unactivated venv)."""
+    path = shutil.which(name) or shutil.which(name, path=os.path.dirname(sys.executable))
+    if path is None:
+        raise InputError(f"{name} not found on PATH; {INSTALL_HINTS[name]}")
+    return path
+
+
+def _run(command, env=None, stdout=None, verbose=False):
+    """Run a tool; its stderr is shown live when verbose, else kept for the error message."""
+    stderr = None if verbose else subprocess.PIPE
+    result = subprocess.run(command, env=env, stdout=stdout, stderr=stderr, text=True)
+    if result.returncode != 0:
+        raise ToolError(
+            f"{shlex.join(command)} failed with status {result.returncode}:\n"
+            f"{result.stderr or ''}"
+        )
+
+
+def _align_eflomal(chunk_dir, threads, extra_args, verbose):
+    env = dict(os.environ, OMP_NUM_THREADS=str(threads))
+    command = [
+        find_tool("eflomal-align"), "--overwrite",
+        "-s", os.path.join(chunk_dir, "src"), "-t", os.path.join(chunk_dir, "tgt"),
+        "-f", os.path.join(chunk_dir, "fwd"), "-r", os.path.join(chunk_dir, "rev"),
+        *extra_args, *(["-v"] if verbose else []),
+    ]
+    _run(command, env=env, verbose=verbose)
+
+
+def _align_fast_align(chunk_dir, threads, extra_args, verbose):
+    fast_align = find_tool("fast_align")
+    joint = os.path.join(chunk_dir, "joint")
+    with open(os.path.join(chunk_dir, "src"), encoding="utf-8") as src, \
+            open(os.path.join(chunk_dir, "tgt"), encoding="utf-8") as tgt, \
+            open(joint, "w", encoding="utf-8") as out:
+        for s, t in zip(src, tgt):
+            out.write(f"{s.rstrip()} ||| {t.rstrip()}\n")
+    env = dict(os.environ, OMP_NUM_THREADS=str(threads))
+    for name, reverse in (("fwd", []), ("rev", ["-r"])):
+        with open(os.path.join(chunk_dir, name), "w", encoding="utf-8") as out:
+            _run([fast_align, "-i", joint, "-d", "-o", "-v", *reverse, *extra_args],
+                 env=env, stdout=out, verbose=verbose)
+
+
+ALIGNERS = {"eflomal": _align_eflomal, "fast_align": _align_fast_align}
+ALIGNER_BINARIES = {"eflomal": "eflomal-align", "fast_align": "fast_align"}
+
+
+def _symmetrize(chunk_dir):
+    atools = shutil.which("atools")
+    fwd, rev, sym = (os.path.join(chunk_dir, n) for n in ("fwd", "rev", "sym"))
+    if atools:
+        with open(sym, "w", encoding="utf-8") as out:
+            _run([atools, "-i", fwd, "-j", rev, "-c", "grow-diag-final-and"], stdout=out)
+        return
+    with open(fwd, encoding="utf-8") as f, open(rev, encoding="utf-8") as r, \
+            open(sym, "w", encoding="utf-8") as out:
+        for forward, reverse in zip(f, r):
+            out.write(format_links(grow_diag_final_and(parse_links(forward),
+                                                       parse_links(reverse))) + "\n")
+
+
+def _align_chunk(chunk, aligner, threads, extra_args, verbose):
+    chunk_dir, n_pairs = chunk
+    ALIGNERS[aligner](chunk_dir, threads, extra_args, verbose)
+    _symmetrize(chunk_dir)
+    return n_pairs, chunk_dir
+
+
+def _write_chunks(source, target, work_dir, chunk_size):
+    """Copy the corpus into chunk directories, rejecting empty lines before any aligning."""
+    chunks = []
+    for first_lineno, rows in read_parallel_chunks([source, target], chunk_size):
+        chunk_dir = os.path.join(work_dir, f"chunk{len(chunks):05d}")
+        os.mkdir(chunk_dir)
+        with open(os.path.join(chunk_dir, "src"), "w", encoding="utf-8") as src, \
+                open(os.path.join(chunk_dir, "tgt"), "w", encoding="utf-8") as tgt:
+            for offset, (s, t) in enumerate(rows):
+                for path, text in ((source, s), (target, t)):
+                    if not text.strip():
+                        raise InputError(
+                            f"{path} line {first_lineno + offset}: empty line "
+                            "(the aligner needs at least one token on each side)"
+                        )
+                src.write(s + "\n")
+                tgt.write(t + "\n")
+        chunks.append((chunk_dir, len(rows)))
+    return chunks
+
+
+def align_files(source, target, output, forward_output=None, reverse_output=None,
+                aligner="eflomal", workers=1, chunk_size=250000, aligner_args=(),
+                verbose=False):
+    """Align ``source`` with ``target`` line by line; write symmetrized links to ``output``."""
+    total = check_same_line_count([source, target])
+    outputs = [p for p in (output, forward_output, reverse_output) if p]
+    check_not_inputs(outputs, [source, target])
+    if aligner not in ALIGNERS:
+        raise InputError(f"unknown aligner {aligner!r}; known: {', '.join(sorted(ALIGNERS))}")
+    find_tool(ALIGNER_BINARIES[aligner])  # fail before copying the corpus into chunks
+    work_root = os.path.dirname(os.path.abspath(output))
+    with tempfile.TemporaryDirectory(dir=work_root, prefix=".xlpe-align.") as work_dir:
+        chunks = _write_chunks(source, target, work_dir, chunk_size)
+        processes = max(1, min(workers, len(chunks)))
+        # The aligners are multithreaded (OpenMP); share the cores among parallel chunks.
+        threads = max(1, workers // processes)
+        work = functools.partial(_align_chunk, aligner=aligner, threads=threads,
+                                 extra_args=list(aligner_args), verbose=verbose)
+        targets = [(output, "sym"), (forward_output, "fwd"), (reverse_output, "rev")]
+        targets = [(path, name) for path, name in targets if path]
+        with contextlib.ExitStack() as stack:
+            # all outputs appear together at the end, or none of them on failure
+            outs = [stack.enter_context(atomic_output(path)) for path, _ in targets]
+            results = parallel_imap(work, chunks, processes, total=total,
+                                    desc=f"align ({aligner})", unit="pairs",
+                                    size=lambda result: result[0])
+            for _, chunk_dir in results:
+                for out, (_, name) in zip(outs, targets):
+                    with open(os.path.join(chunk_dir, name), encoding="utf-8") as f:
+                        shutil.copyfileobj(f, out)
+                shutil.rmtree(chunk_dir)
+    return total
+
+
+def build_parser():
+    parser = argparse.ArgumentParser(
+        prog="xlpe-align",
+        description="Word-align a parallel corpus (BPE level) and write fairseq i-j links, "
+        "symmetrized with grow-diag-final-and.",
+    )
+    parser.add_argument("--source", required=True, help="source text, one sentence a line")
+    parser.add_argument("--target", required=True, help="target text, one sentence a line")
+    parser.add_argument("--output", required=True, help="symmetrized alignment to write")
+    parser.add_argument("--forward-output", help="also write the source-to-target links")
+    parser.add_argument("--reverse-output", help="also write the target-to-source links")
+    parser.add_argument("--aligner", choices=sorted(ALIGNERS), default="eflomal",
+                        help="eflomal (default, eflomal-align) or fast_align (binary on PATH)")
+    parser.add_argument("--aligner-args", default="",
+                        help="extra aligner options as one shell-quoted string, attached "
+                        "with '=' because it starts with a dash: --aligner-args='--model 2'")
+    parser.add_argument("--workers", type=int, default=default_workers(),
+                        help="cores to use: parallel chunks, aligner threads (default: all)")
+    parser.add_argument("--chunk-size", type=int, default=250000,
+                        help="sentence pairs aligned together (default: 250000); smaller "
+                        "chunks use less memory but give the aligner less data")
+    parser.add_argument("--verbose", action="store_true",
+                        help="show the aligner's own progress output")
+    return parser
+
+
+def main(argv=None):
+    args = build_parser().parse_args(argv)
+
+    def body():
+        start = time.perf_counter()
+        pairs = align_files(args.source, args.target, args.output, args.forward_output,
+                            args.reverse_output, args.aligner, args.workers, args.chunk_size,
+                            shlex.split(args.aligner_args), args.verbose)
+        seconds = time.perf_counter() - start
+        print(f"xlpe-align: {pairs} pairs in {seconds:.1f} s "
+              f"({pairs / max(seconds, 1e-9):.0f} pairs/s)", file=sys.stderr)
+
+    run_command(body, "xlpe-align")
+
+
+if __name__ == "__main__":
+    main()
