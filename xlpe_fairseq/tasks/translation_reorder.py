@@ -84,21 +84,21 @@ class TranslationReorderTask(TranslationTask):
         pair = self.datasets[split]
         src, tgt = self.cfg.source_lang, self.cfg.target_lang
         data_path = self._data_path(split, epoch)
+        reorder_path = reorder_prefix(data_path, split, src, tgt)
+        if self.cfg.truncate_source and os.path.exists(reorder_path + ".idx"):
+            raise ReorderPositionsError(
+                "--truncate-source cuts source sentences but not their reorder positions; "
+                "filter long sentences before xlpe-reorder instead"
+            )
         reorder = load_reorder_positions(
             data_path, split, src, tgt, pair.src_sizes, self.cfg.dataset_impl
         )
-        reorder_path = reorder_prefix(data_path, split, src, tgt)
         if reorder is None and self.cfg.preorderer:
             reorder = self.predict_positions(pair.src[i] for i in range(len(pair.src)))
             reorder_path = f"{self.cfg.preorderer} predictions for {split}"
         if reorder is None:
             self._require_positions(split, data_path)
             return
-        if self.cfg.truncate_source:
-            raise ReorderPositionsError(
-                "--truncate-source cuts source sentences but not their reorder positions; "
-                "filter long sentences before xlpe-reorder instead"
-            )
         self.datasets[split] = LanguagePairWithReorderDataset(
             pair,
             reorder,
