@@ -236,3 +236,44 @@ def test_pre_norm_allowed_on_the_stack_without_res():
     model, task = build(reorder_emb="encoder", decoder_normalize_before=True)
     logits, _ = model(**batch_for(task)["net_input"])
     assert torch.isfinite(logits).all()
+
+
+def test_positions_reach_layers_only_during_their_stacks_forward():
+    """PE is handed to the layers for one forward of their stack and no longer, even when
+    that forward fails: called on its own afterwards, a layer still has to be given PE."""
+    model, task = build()
+    net_input = batch_for(task)["net_input"]
+    encoder_layer, decoder_layer = model.encoder.layers[0], model.decoder.layers[0]
+    h = torch.randn(4, 2, 16)
+    with torch.no_grad():
+        model(**net_input)
+        with pytest.raises(RuntimeError):  # token embeddings of the wrong width
+            model.encoder(net_input["src_tokens"], token_embeddings=torch.zeros(3, 5, 7))
+        with pytest.raises(RuntimeError):  # encoder states of the wrong width
+            model.decoder(net_input["prev_output_tokens"],
+                          encoder_out={"encoder_out": [torch.zeros(5, 3, 7)],
+                                       "encoder_padding_mask": []})
+        with pytest.raises(TypeError, match="positions"):
+            encoder_layer(h, None)
+        with pytest.raises(TypeError, match="positions"):
+            decoder_layer(h)
+
+
+def test_activation_checkpointing_gives_identical_outputs_and_gradients():
+    """checkpoint_wrapper re-runs each layer in the backward pass, after its stack's forward
+    has returned; PE must still be there."""
+    def loss_and_grads(model, batch):
+        model.train()
+        logits, _ = model(**batch["net_input"])
+        F.cross_entropy(logits.transpose(1, 2), batch["target"]).backward()
+        return logits, {name: p.grad for name, p in model.named_parameters()}
+
+    plain, task = build()
+    checkpointed, _ = build(checkpoint_activations=True)
+    assert hasattr(checkpointed.encoder.layers[0], "precheckpoint_forward")
+    assert hasattr(checkpointed.decoder.layers[0], "precheckpoint_forward")
+    batch = batch_for(task)
+    expected_logits, expected_grads = loss_and_grads(plain, batch)
+    logits, grads = loss_and_grads(checkpointed, batch)
+    torch.testing.assert_close(logits, expected_logits, atol=0, rtol=0)
+    torch.testing.assert_close(grads, expected_grads, atol=0, rtol=0)

@@ -24,7 +24,8 @@ left-padded sources keep ``utils.make_positions`` numbering). Choices this modul
 * ``--reorder-emb-mode additional_pe`` is the paper's control "Additional PEs" (§6.2, Table 1):
   Cⁿ = LN(H̄ⁿ + PE) in the same place, with no W, W̄, V.
 """
-from typing import Dict, List, Optional
+from contextlib import contextmanager
+from typing import Callable, Dict, List, Optional, Tuple
 
 import torch
 from fairseq.distributed import fsdp_wrap
@@ -110,6 +111,32 @@ def _wrap_layer(layer: nn.Module, cfg) -> nn.Module:
     return fsdp_wrap(layer, min_num_params=min_params_to_wrap)
 
 
+@contextmanager
+def _layer_calls_rewritten(
+    layers: nn.ModuleList, rewrite: Callable[[tuple, dict], Tuple[tuple, dict]]
+):
+    """Until exit, every call of an entry of ``layers`` (fairseq's layer loop) goes through
+    ``rewrite(args, kwargs) -> (args, kwargs)``: how PE reaches the RE layers while fairseq's
+    own ``forward_scriptable``/``extract_features_scriptable`` run the stack.
+
+    PE becomes an argument of the call rather than state left on the layer because
+    ``checkpoint_wrapper`` re-runs a layer's forward in the backward pass, after this context
+    has closed, with the arguments it saved. The hooks sit on the entries of ``layers``, which
+    hand their arguments on unchanged: the layer itself (``checkpoint_wrapper`` patches its
+    ``forward`` in place; ``fsdp_wrap`` returns it as is outside FSDP) or FSDP's wrapper."""
+    handles = [
+        layer.register_forward_pre_hook(
+            lambda _layer, args, kwargs: rewrite(args, kwargs), with_kwargs=True
+        )
+        for layer in layers
+    ]
+    try:
+        yield
+    finally:
+        for handle in handles:
+            handle.remove()
+
+
 class ReorderEmbEncoderLayer(TransformerEncoderLayerBase):
     """fairseq's encoder layer with the RE block between self-attention and FFN (Eq. 9)."""
 
@@ -119,7 +146,8 @@ class ReorderEmbEncoderLayer(TransformerEncoderLayerBase):
         self.reorder_emb = ReorderingEmbedding(self.embed_dim, gated, export=cfg.export)
 
     def forward(self, x, encoder_padding_mask: Optional[Tensor], positions: Tensor):
-        """``x`` = Hⁿ⁻¹ and ``positions`` = PE, both ``(T, B, C)``."""
+        """``x`` = Hⁿ⁻¹ and ``positions`` = PE, both ``(T, B, C)``; in a model,
+        ``ReorderEmbEncoder`` adds ``positions`` to fairseq's call."""
         residual = x
         x, _ = self.self_attn(
             query=x, key=x, value=x, key_padding_mask=encoder_padding_mask, need_weights=False
@@ -162,8 +190,9 @@ class ReorderEmbDecoderLayer(TransformerDecoderLayerBase):
         need_attn: bool = False,
         need_head_weights: bool = False,
     ):
-        """``x`` = Hⁿ⁻¹ and ``positions`` = PE of the same target steps, ``(T, B, C)``.
-        Returns ``(x, attn, None)`` like fairseq's layer."""
+        """``x`` = Hⁿ⁻¹ and ``positions`` = PE of the same target steps, ``(T, B, C)``; in a
+        model, ``ReorderEmbDecoder`` inserts ``positions`` into fairseq's call, whose other
+        arguments keep their order. Returns ``(x, attn, None)`` like fairseq's layer."""
         if need_head_weights:
             need_attn = True
         residual = x
@@ -192,8 +221,8 @@ class ReorderEmbDecoderLayer(TransformerDecoderLayerBase):
 
 
 class ReorderEmbEncoder(TransformerEncoder):
-    """fairseq's encoder whose layers all carry REs; PE is looked up once per forward and
-    shared by the embedding layer and every layer."""
+    """fairseq's encoder whose layers all carry REs; each forward looks PE up as fairseq's
+    embedding does and passes it to every layer."""
 
     def __init__(self, args, dictionary, embed_tokens):
         cfg = TransformerConfig.from_namespace(args)
@@ -213,45 +242,16 @@ class ReorderEmbEncoder(TransformerEncoder):
         return_all_hiddens: bool = False,
         token_embeddings: Optional[Tensor] = None,
     ):
-        """fairseq's encoder forward, with PE handed to every layer; same output dict."""
-        encoder_padding_mask = src_tokens.eq(self.padding_idx)
-        has_pads = encoder_padding_mask.any()
-
-        positions = self.embed_positions(src_tokens)
-        if token_embeddings is None:
-            token_embeddings = self.embed_tokens(src_tokens)
-        x = encoder_embedding = self.embed_scale * token_embeddings
-        x = x + positions
-        if self.layernorm_embedding is not None:
-            x = self.layernorm_embedding(x)
-        x = self.dropout_module(x)
-        if self.quant_noise is not None:
-            x = self.quant_noise(x)
-        x = x * (1 - encoder_padding_mask.unsqueeze(-1).type_as(x) * has_pads.type_as(x))
-
-        # B x T x C -> T x B x C
-        x = x.transpose(0, 1)
-        positions = positions.transpose(0, 1)
-
-        encoder_states = [x] if return_all_hiddens else []
-        fc_results = []
-        for layer in self.layers:
-            out = layer(x, encoder_padding_mask if has_pads else None, positions)
-            x, fc_result = out if isinstance(out, tuple) else (out, None)
-            if return_all_hiddens:
-                encoder_states.append(x)
-                fc_results.append(fc_result)
-
-        src_lengths = src_tokens.ne(self.padding_idx).sum(dim=1, dtype=torch.int32).reshape(-1, 1)
-        return {
-            "encoder_out": [x],  # T x B x C
-            "encoder_padding_mask": [encoder_padding_mask],  # B x T
-            "encoder_embedding": [encoder_embedding],  # B x T x C
-            "encoder_states": encoder_states,  # List[T x B x C]
-            "fc_results": fc_results,  # List[T x B x C]
-            "src_tokens": [],
-            "src_lengths": [src_lengths],
-        }
+        """fairseq's encoder forward, with PE passed to every layer as ``positions``."""
+        # the lookup fairseq's forward_embedding repeats: an index_select, far cheaper than
+        # copying fairseq's forward to share one
+        positions = self.embed_positions(src_tokens).transpose(0, 1)
+        with _layer_calls_rewritten(
+            self.layers, lambda args, kwargs: (args, {**kwargs, "positions": positions})
+        ):
+            return super().forward_scriptable(
+                src_tokens, src_lengths, return_all_hiddens, token_embeddings
+            )
 
 
 class ReorderEmbDecoder(TransformerDecoder):
@@ -281,71 +281,20 @@ class ReorderEmbDecoder(TransformerDecoder):
         alignment_layer: Optional[int] = None,
         alignment_heads: Optional[int] = None,
     ):
-        """fairseq's decoder features, with PE handed to every layer; same outputs."""
-        if alignment_layer is None:
-            alignment_layer = self.num_layers - 1
-        enc: Optional[Tensor] = None
-        padding_mask: Optional[Tensor] = None
-        if encoder_out is not None and len(encoder_out["encoder_out"]) > 0:
-            enc = encoder_out["encoder_out"][0]
-        if encoder_out is not None and len(encoder_out["encoder_padding_mask"]) > 0:
-            padding_mask = encoder_out["encoder_padding_mask"][0]
-
+        """fairseq's decoder features, with PE of the steps being decoded passed to every
+        layer as its second argument."""
+        # as fairseq's extract_features_scriptable looks PE up for the embedding
         positions = self.embed_positions(prev_output_tokens, incremental_state=incremental_state)
         if incremental_state is not None:
-            prev_output_tokens = prev_output_tokens[:, -1:]
             positions = positions[:, -1:]
-
-        x = self.embed_scale * self.embed_tokens(prev_output_tokens.contiguous())
-        if self.quant_noise is not None:
-            x = self.quant_noise(x)
-        if self.project_in_dim is not None:
-            x = self.project_in_dim(x)
-        x = x + positions
-        if self.layernorm_embedding is not None:
-            x = self.layernorm_embedding(x)
-        x = self.dropout_module(x)
-
-        # B x T x C -> T x B x C
-        x = x.transpose(0, 1)
         positions = positions.transpose(0, 1)
-
-        self_attn_padding_mask: Optional[Tensor] = None
-        if prev_output_tokens.eq(self.padding_idx).any():
-            self_attn_padding_mask = prev_output_tokens.eq(self.padding_idx)
-        self_attn_mask: Optional[Tensor] = None
-        if incremental_state is None and not full_context_alignment:
-            self_attn_mask = self.buffered_future_mask(x)
-
-        attn: Optional[Tensor] = None
-        inner_states: List[Optional[Tensor]] = [x]
-        for idx, layer in enumerate(self.layers):
-            x, layer_attn, _ = layer(
-                x,
-                positions,
-                encoder_out=enc,
-                encoder_padding_mask=padding_mask,
-                incremental_state=incremental_state,
-                self_attn_mask=self_attn_mask,
-                self_attn_padding_mask=self_attn_padding_mask,
-                need_attn=idx == alignment_layer,
-                need_head_weights=idx == alignment_layer,
+        with _layer_calls_rewritten(
+            self.layers, lambda args, kwargs: ((args[0], positions) + args[1:], kwargs)
+        ):
+            return super().extract_features_scriptable(
+                prev_output_tokens, encoder_out, incremental_state, full_context_alignment,
+                alignment_layer, alignment_heads,
             )
-            inner_states.append(x)
-            if layer_attn is not None and idx == alignment_layer:
-                attn = layer_attn.float().to(x)
-
-        if attn is not None:
-            if alignment_heads is not None:
-                attn = attn[:alignment_heads]
-            # average probabilities over heads
-            attn = attn.mean(dim=0)
-
-        # T x B x C -> B x T x C
-        x = x.transpose(0, 1)
-        if self.project_out_dim is not None:
-            x = self.project_out_dim(x)
-        return x, {"attn": [attn], "inner_states": inner_states}
 
 
 @register_model("transformer_reorder_emb")
