@@ -61,3 +61,42 @@ def test_missing_file(corpus):
     tmp_path, src, tgt = corpus
     with pytest.raises(InputError, match=r"train.align: no such file"):
         extract_file("dpe", src, tgt, str(tmp_path / "train.align"), str(tmp_path / "o"), 1, 9)
+
+
+@pytest.fixture
+def btg_corpus(tmp_path):
+    # one sentence per BTG rule, and one where two rules fire:
+    # 2413 (non-BTG), two tokens on one target word, an unaligned middle token in an
+    # inversion, a single unaligned token
+    src = write(tmp_path / "train.bpe.he", ["a b c d", "e f", "g h i", "j"])
+    tgt = write(tmp_path / "train.bpe.en", ["w x y z", "u v", "r s t", "k"])
+    align = write(tmp_path / "train.align", ["0-1 1-3 2-0 3-2", "0-0 1-0", "0-2 2-0", ""])
+    return tmp_path, src, tgt, align
+
+
+@pytest.mark.parametrize("workers,chunk_size", [(1, 100), (2, 1)])
+def test_btg_counts_sentences_per_rule(btg_corpus, workers, chunk_size):
+    tmp_path, src, tgt, align = btg_corpus
+    cases = extract_file("btg", src, tgt, align, str(tmp_path / "out"), workers, chunk_size)
+    assert cases == {"pairs": 4, "tokens": 10, "non_btg_repaired": 1,
+                     "overlapping_spans_merged": 1, "unaligned_attached": 2}
+
+
+def test_btg_summary_names_each_rule_and_its_share_of_sentences(btg_corpus, capsys):
+    tmp_path, src, tgt, align = btg_corpus
+    main(["--method", "btg", "--source", src, "--target", tgt, "--alignment", align,
+          "--output", str(tmp_path / "out"), "--workers", "1"])
+    # the last stderr line: a progress bar may come before it
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        "xlpe-reorder: 4 pairs, 10 source tokens: sentences touched by "
+        "unaligned_attached 50.0%, overlapping_spans_merged 25.0%, non_btg_repaired 25.0%")
+
+
+def test_dpe_summary_keeps_token_shares(corpus, capsys):
+    tmp_path, src, tgt = corpus
+    align = write(tmp_path / "train.align", ["0-2 1-1 2-0", "0-0", ""])
+    main(["--source", src, "--target", tgt, "--alignment", align,
+          "--output", str(tmp_path / "out"), "--workers", "1"])
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        "xlpe-reorder: 3 pairs, 6 source tokens: unaligned 33.3%, one-to-many 0.0%, "
+        "many-to-one 0.0%")

@@ -20,7 +20,7 @@ from ..preprocessing.io_utils import (
     read_parallel_chunks,
     run_command,
 )
-from .btg_rules import btg_positions
+from .btg_rules import RULE_NAMES, btg_positions, btg_positions_with_stats
 from .dpe_rules import alignment_cases, dpe_positions
 
 # method name -> function(n_src, links) -> positions (a permutation of range(n_src))
@@ -47,11 +47,22 @@ def parse_links(text, n_src, n_tgt, where):
     return links
 
 
+def positions_with_cases(method, n_src, links):
+    """Positions of one sentence and the counts its summary adds up (see format_cases).
+
+    btg counts the sentence once under each BTG rule that changed it; every other method
+    counts source tokens by DPE alignment case.
+    """
+    if method == "btg":
+        positions, rules = btg_positions_with_stats(n_src, links)
+        return positions, collections.Counter(rules, tokens=n_src)
+    return METHODS[method](n_src, links), alignment_cases(n_src, links)
+
+
 def extract_chunk(chunk, method, paths):
     """Reorder lines and rule statistics for one chunk of (source, target, alignment) rows."""
     first_lineno, rows = chunk
     source_path, target_path, alignment_path = paths
-    position_fn = METHODS[method]
     lines = []
     cases = collections.Counter()
     for offset, (source, target, alignment) in enumerate(rows):
@@ -61,8 +72,9 @@ def extract_chunk(chunk, method, paths):
             f"(sources {source_path}, {target_path})"
         )
         links = parse_links(alignment, n_src, n_tgt, where)
-        lines.append(" ".join(map(str, position_fn(n_src, links))) + "\n")
-        cases.update(alignment_cases(n_src, links))
+        positions, sentence_cases = positions_with_cases(method, n_src, links)
+        lines.append(" ".join(map(str, positions)) + "\n")
+        cases.update(sentence_cases)
     return lines, cases
 
 
@@ -86,11 +98,16 @@ def extract_file(method, source, target, alignment, output, workers, chunk_size)
     return cases
 
 
-def format_cases(cases):
-    """One-line summary of how often each DPE rule applied, as fractions of source tokens."""
+def format_cases(cases, method="dpe"):
+    """One-line summary of how often each rule applied: for btg the share of sentences each
+    BTG rule changed, otherwise the share of source tokens under each DPE case."""
+    header = f"{cases['pairs']} pairs, {cases['tokens']} source tokens: "
+    if method == "btg":
+        pairs = max(cases["pairs"], 1)
+        return header + "sentences touched by " + ", ".join(
+            f"{rule} {cases[rule] / pairs:.1%}" for rule in RULE_NAMES)
     tokens = max(cases["tokens"], 1)
-    return (
-        f"{cases['pairs']} pairs, {cases['tokens']} source tokens: "
+    return header + (
         f"unaligned {cases['unaligned'] / tokens:.1%}, "
         f"one-to-many {cases['one_to_many'] / tokens:.1%}, "
         f"many-to-one {cases['many_to_one'] / tokens:.1%}"
@@ -124,7 +141,7 @@ def main(argv=None):
     def body():
         cases = extract_file(args.method, args.source, args.target, args.alignment,
                              args.output, args.workers, args.chunk_size)
-        print(f"xlpe-reorder: {format_cases(cases)}", file=sys.stderr)
+        print(f"xlpe-reorder: {format_cases(cases, args.method)}", file=sys.stderr)
 
     run_command(body, "xlpe-reorder")
 
