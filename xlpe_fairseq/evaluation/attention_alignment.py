@@ -1,0 +1,217 @@
+"""``xlpe-aer``: alignment error rate of a model's attention, and of an aligner's links.
+
+Following the XL PE paper (Ding et al. 2020, §4.3), a model's word alignment is read off the
+encoder-decoder attention of the penultimate decoder layer, averaged over its heads, while
+the model is force-decoded on the reference: each target BPE piece links to the source piece
+it attends to most (EOS excluded on both sides). The piece links are merged to word links and
+scored against the gold alignment (``alignment_error_rate``). The split goes through the
+task's own batch iterator, so XL PE models get their reorder positions from the split's
+reorder files or from ``--preorderer`` exactly as in fairseq-generate.
+
+Aligner output (eflomal, fast_align) is scored on the same gold as reference rows:
+``--links`` for word-level links, ``--bpe-links`` for links over the BPE pieces.
+"""
+import argparse
+import json
+import os
+import sys
+
+from ..preprocessing.io_utils import InputError, atomic_output, run_command
+from .alignment_error_rate import (
+    check_in_range,
+    corpus_scores,
+    format_links,
+    merge_bpe_links,
+    read_gold,
+    read_predicted,
+    read_tokens,
+    word_count,
+)
+from .compare import named_path
+
+
+def load_model(checkpoint, data_bin, preorderer=None):
+    """``(model, task)`` of a checkpoint, with the plugin registered in fairseq first."""
+    os.environ.setdefault("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "1")
+    from fairseq import checkpoint_utils
+
+    # importing the plugin's modules after fairseq registers its task, models and criterion
+    from .. import criterions, models, tasks  # noqa: F401
+
+    overrides = {"data": data_bin}
+    if preorderer:
+        overrides["preorderer"] = preorderer
+    ensemble, _, task = checkpoint_utils.load_model_ensemble_and_task(
+        [checkpoint], arg_overrides=overrides
+    )
+    return ensemble[0].eval(), task
+
+
+def attention_links(model, task, split, alignment_layer=None, max_tokens=4000):
+    """``(links, source_length, target_length)`` per sentence of ``split``, in corpus order:
+    the BPE-piece links ``{(source, target)}`` and the piece counts without EOS.
+
+    ``alignment_layer`` defaults to the penultimate decoder layer (the only one, for a
+    one-layer decoder).
+    """
+    import torch
+
+    layers = model.decoder.num_layers
+    if alignment_layer is None:
+        alignment_layer = max(layers - 2, 0)
+    if not 0 <= alignment_layer < layers:
+        raise InputError(f"--alignment-layer {alignment_layer}: the decoder has {layers} layers")
+    task.load_dataset(split)
+    dataset = task.dataset(split)
+    batches = task.get_batch_iterator(
+        dataset=dataset, max_tokens=max_tokens, max_positions=model.max_positions(),
+        # a sentence too long for the model must fail, not vanish from the scores
+        ignore_invalid_inputs=False, required_batch_size_multiple=1, num_workers=0,
+    ).next_epoch_itr(shuffle=False)
+    source_pad, source_eos = task.source_dictionary.pad(), task.source_dictionary.eos()
+    pad, eos = task.target_dictionary.pad(), task.target_dictionary.eos()
+    links = [None] * len(dataset)
+    with torch.no_grad():
+        for sample in batches:
+            _, extra = model(**sample["net_input"], features_only=True,
+                             alignment_layer=alignment_layer)
+            attention = extra["attn"][0]  # batch x target x source, mean over heads
+            source_tokens = sample["net_input"]["src_tokens"]
+            for row, sentence_id in enumerate(sample["id"].tolist()):
+                source_ok = source_tokens[row].ne(source_pad) & source_tokens[row].ne(source_eos)
+                target_ok = sample["target"][row].ne(pad) & sample["target"][row].ne(eos)
+                weights = attention[row][target_ok][:, source_ok]
+                sources = weights.argmax(dim=1).tolist() if weights.numel() else []
+                links[sentence_id] = (
+                    {(i, j) for j, i in enumerate(sources)},
+                    int(source_ok.sum()),
+                    int(target_ok.sum()),
+                )
+    missing = [i for i, found in enumerate(links) if found is None]
+    if missing:
+        raise InputError(f"{split}: no attention for sentences {missing[:10]}")
+    return links
+
+
+def check_lengths(sentences, source_bpe, target_bpe, source_path, target_path, split):
+    """The binarized split must hold the BPE text's pieces, sentence by sentence."""
+    if not len(sentences) == len(source_bpe) == len(target_bpe):
+        raise InputError(f"split {split!r} has {len(sentences)} sentences, {source_path} "
+                         f"{len(source_bpe)} lines, {target_path} {len(target_bpe)} lines")
+    for n, ((_, source_length, target_length), source, target) in enumerate(
+        zip(sentences, source_bpe, target_bpe), 1
+    ):
+        if (source_length, target_length) != (len(source), len(target)):
+            raise InputError(
+                f"{source_path}:{n} / {target_path}:{n}: {len(source)} and {len(target)} BPE "
+                f"pieces, but sentence {n - 1} of split {split!r} has {source_length} and "
+                f"{target_length} tokens; the BPE text and --data-bin do not match"
+            )
+
+
+def word_links(bpe_links, source_bpe, target_bpe, source_path, target_path, links_name):
+    """Merge per-sentence BPE links to word links, checking the BPE files match line by line."""
+    if not len(bpe_links) == len(source_bpe) == len(target_bpe):
+        raise InputError(
+            f"{links_name}: {len(bpe_links)} sentences, {source_path}: {len(source_bpe)} lines, "
+            f"{target_path}: {len(target_bpe)} lines"
+        )
+    return [
+        merge_bpe_links(links, source, target, f"{links_name} sentence {n} "
+                        f"({source_path}:{n}, {target_path}:{n})")
+        for n, (links, source, target) in enumerate(zip(bpe_links, source_bpe, target_bpe), 1)
+    ]
+
+
+def check_gold_fits(gold, gold_path, source_bpe, target_bpe):
+    """The gold's word indices must lie within the words the BPE text spells."""
+    for n, ((_, possible), source, target) in enumerate(zip(gold, source_bpe, target_bpe), 1):
+        check_in_range(possible, word_count(source), word_count(target), f"{gold_path}:{n}",
+                       "words in the BPE text")
+
+
+def format_table(rows):
+    lines = [f"{'system':<24} {'AER':>7} {'P':>7} {'R':>7} {'sentences':>9}"]
+    for row in rows:
+        lines.append(f"{row['name']:<24} {row['aer']:7.4f} {row['precision']:7.4f} "
+                     f"{row['recall']:7.4f} {row['sentences']:9d}")
+    return "\n".join(lines) + "\n"
+
+
+def build_parser():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--gold", required=True,
+                        help="word-level gold alignment, i-j (sure) and i?j (possible) links")
+    parser.add_argument("--source-bpe", help="BPE source text of the split (needed to merge "
+                        "BPE links to words: --checkpoint, --bpe-links)")
+    parser.add_argument("--target-bpe", help="BPE target text of the split")
+    parser.add_argument("--checkpoint", type=named_path, action="append", default=[],
+                        metavar="NAME=CKPT", help="model whose attention is scored; repeatable")
+    parser.add_argument("--links", type=named_path, action="append", default=[],
+                        metavar="NAME=FILE", help="word-level links of an aligner; repeatable")
+    parser.add_argument("--bpe-links", type=named_path, action="append", default=[],
+                        metavar="NAME=FILE", help="BPE-level links of an aligner; repeatable")
+    parser.add_argument("--data-bin", help="binarized data of the split, for --checkpoint")
+    parser.add_argument("--split", default="test", help="split of --data-bin (default: test)")
+    parser.add_argument("--alignment-layer", type=int,
+                        help="0-based decoder layer (default: the penultimate, as in XL PE §4.3)")
+    parser.add_argument("--preorderer", help="preorderer checkpoint for XL PE models on a split "
+                        "without reorder files (default: the one in the checkpoint's config)")
+    parser.add_argument("--max-tokens", type=int, default=4000)
+    parser.add_argument("--write-links", metavar="DIR",
+                        help="write each system's word links to DIR/NAME.align")
+    parser.add_argument("--json", help="also write the scores to this JSON file")
+    return parser
+
+
+def main(argv=None):
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    systems = args.checkpoint + args.links + args.bpe_links
+    if not systems:
+        parser.error("give at least one --checkpoint, --links or --bpe-links")
+    names = [name for name, _ in systems]
+    if len(set(names)) != len(names):
+        parser.error(f"system names must be unique, got {names}")
+    if bool(args.source_bpe) != bool(args.target_bpe):
+        parser.error("give both --source-bpe and --target-bpe, or neither")
+    if (args.checkpoint or args.bpe_links) and not args.source_bpe:
+        parser.error("--checkpoint and --bpe-links need --source-bpe and --target-bpe")
+    if args.checkpoint and not args.data_bin:
+        parser.error("--checkpoint needs --data-bin")
+    run_command(lambda: _score_systems(args), parser.prog)
+    return 0
+
+
+def _score_systems(args):
+    gold = read_gold(args.gold)
+    if args.source_bpe:
+        source_bpe, target_bpe = read_tokens(args.source_bpe), read_tokens(args.target_bpe)
+        check_gold_fits(gold, args.gold, source_bpe, target_bpe)
+    predictions = {}
+    for name, checkpoint in args.checkpoint:
+        model, task = load_model(checkpoint, args.data_bin, args.preorderer)
+        sentences = attention_links(model, task, args.split, args.alignment_layer, args.max_tokens)
+        check_lengths(sentences, source_bpe, target_bpe, args.source_bpe, args.target_bpe, args.split)
+        predictions[name] = word_links([links for links, _, _ in sentences], source_bpe,
+                                       target_bpe, args.source_bpe, args.target_bpe,
+                                       f"{checkpoint} on {args.split}")
+    for name, path in args.bpe_links:
+        predictions[name] = word_links(read_predicted(path), source_bpe, target_bpe,
+                                       args.source_bpe, args.target_bpe, path)
+    for name, path in args.links:
+        predictions[name] = read_predicted(path)
+    rows = []
+    for name, links in predictions.items():
+        rows.append({"name": name, **corpus_scores(links, gold, name, args.gold).as_dict()})
+        if args.write_links:
+            with atomic_output(os.path.join(args.write_links, f"{name}.align")) as out:
+                out.writelines(format_links(sentence) + "\n" for sentence in links)
+    print(format_table(rows), end="")
+    if args.json:
+        with atomic_output(args.json) as out:
+            json.dump(rows, out, indent=2)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,261 @@
+"""``xlpe-compare``: BLEU, chrF, significance and model size of several systems on one test set.
+
+Each system is a fairseq-generate output (``--generated NAME=FILE``) or a checkpoint that is
+translated here (``--checkpoint NAME=CKPT``, with ``--required-batch-size-multiple 1
+--remove-bpe`` so no sentence is lost and BPE is undone). Scores are detokenized sacreBLEU and
+chrF (``xlpe-bleu``'s ``score``). Each system is tested against the baseline by paired
+bootstrap resampling (Koehn 2004): the same resampled test sets score both systems. The
+two-sided p-value is how often the resampled difference has the sign opposite to (or equal to)
+the observed one, doubled; a system compared with itself gets p = 1. (sacreBLEU's own
+``--paired-bs`` gives a system against itself p ≈ 0 by design, which reads wrongly in a table.)
+Parameter counts come from the checkpoints. The table is printed as Markdown and written
+atomically as Markdown and JSON.
+"""
+import argparse
+import json
+import os
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import sacrebleu
+
+from ..preprocessing.io_utils import InputError, ToolError, atomic_output, require_files, run_command
+from .bleu import detokenize, score
+from .generate_output import IncompleteGenerationError, read_hypotheses
+
+USER_DIR = str(Path(__file__).resolve().parents[1])
+# state-dict entries that are buffers, not parameters: fairseq's encoder/decoder ``version``
+# and the placeholder tensor of older sinusoidal position embeddings
+NON_PARAMETER_NAMES = ("version", "_float_tensor")
+
+
+def named_path(spec):
+    """argparse type for ``NAME=PATH``; a bare ``PATH`` is named after its file stem."""
+    name, found, path = spec.partition("=")
+    if not found:
+        name, path = Path(spec).stem, spec
+    if not name or not path:
+        raise argparse.ArgumentTypeError(f"expected NAME=PATH, got {spec!r}")
+    return name, path
+
+
+def parameter_count(checkpoint):
+    """Number of trainable parameters stored in a fairseq checkpoint.
+
+    Tied embeddings are saved once per name but share storage, so each storage counts once.
+    """
+    import torch  # only this mode needs torch; the scoring path does not
+
+    require_files([checkpoint])
+    state = torch.load(checkpoint, map_location="cpu", weights_only=False)
+    if "model" not in state:
+        raise InputError(f"{checkpoint}: not a fairseq checkpoint (no 'model' state)")
+    seen, total = set(), 0
+    for name, tensor in state["model"].items():
+        if name.rsplit(".", 1)[-1] in NON_PARAMETER_NAMES:
+            continue
+        key = (tensor.untyped_storage().data_ptr(), tensor.storage_offset(), tensor.numel())
+        if key not in seen:
+            seen.add(key)
+            total += tensor.numel()
+    return total
+
+
+def generate(checkpoint, data_bin, split, output, extra_args):
+    """Translate ``split`` with fairseq-generate; its stdout goes to ``output`` (atomically)."""
+    command = [
+        sys.executable, "-m", "fairseq_cli.generate", str(data_bin), "--user-dir", USER_DIR,
+        "--task", "translation_reorder", "--path", str(checkpoint), "--gen-subset", split,
+        # without it fairseq-generate silently drops the last sentences
+        "--required-batch-size-multiple", "1", "--remove-bpe", "--num-workers", "0",
+        *extra_args,
+    ]
+    env = {**os.environ, "TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD": "1"}
+    result = subprocess.run(command, capture_output=True, text=True, env=env)
+    if result.returncode != 0:
+        raise ToolError(f"{shlex.join(command)} failed:\n{result.stderr[-3000:]}")
+    with atomic_output(output) as out:
+        out.write(result.stdout)
+
+
+def sentence_statistics(metric, hypotheses, references):
+    """Per-sentence sufficient statistics (n-gram matches and lengths) of a sacreBLEU metric.
+
+    sacreBLEU exposes no public API for them; its own significance tests use these methods.
+    """
+    return np.array(metric._extract_corpus_statistics(hypotheses, [references]), dtype=np.float64)
+
+
+def corpus_score(metric, statistics):
+    return metric._compute_score_from_stats(statistics).score
+
+
+def paired_bootstrap(metric, baseline_stats, system_stats, resample_counts):
+    """Two-sided paired bootstrap p-value of the system-baseline difference of ``metric``.
+
+    ``resample_counts`` is (samples x sentences): how often each sentence is drawn.
+    """
+    observed = corpus_score(metric, system_stats.sum(0)) - corpus_score(metric, baseline_stats.sum(0))
+    differences = np.array([
+        corpus_score(metric, system) - corpus_score(metric, baseline)
+        for system, baseline in zip(resample_counts @ system_stats, resample_counts @ baseline_stats)
+    ])
+    # ties count against the observed direction, so identical systems get p = 1
+    if observed > 0:
+        against = np.sum(differences <= 0)
+    elif observed < 0:
+        against = np.sum(differences >= 0)
+    else:
+        against = len(differences)
+    return min(1.0, 2 * (against + 1) / (len(differences) + 1))
+
+
+def compare(systems, references, baseline, samples=1000, seed=12345):
+    """Scores and p-values against ``baseline`` for ``{name: detokenized hypotheses}``."""
+    if baseline not in systems:
+        raise InputError(f"baseline {baseline!r} is not one of the systems {list(systems)}")
+    for name, hypotheses in systems.items():
+        if len(hypotheses) != len(references):
+            raise InputError(f"{name}: {len(hypotheses)} hypotheses for {len(references)} references")
+    metrics = {"bleu": sacrebleu.metrics.BLEU(), "chrf": sacrebleu.metrics.CHRF()}
+    rng = np.random.default_rng(seed)
+    n = len(references)
+    # one set of resamples for every system and metric: that is what makes the test paired
+    resample_counts = rng.multinomial(n, np.full(n, 1.0 / n), size=samples).astype(np.float64)
+    statistics = {
+        key: {name: sentence_statistics(metric, hyps, references) for name, hyps in systems.items()}
+        for key, metric in metrics.items()
+    }
+    rows = []
+    for name, hypotheses in systems.items():
+        row = {"name": name, "baseline": name == baseline, **score(hypotheses, references)}
+        for key, metric in metrics.items():
+            stats = statistics[key]
+            row[f"{key}_delta"] = round(
+                corpus_score(metric, stats[name].sum(0)) - corpus_score(metric, stats[baseline].sum(0)), 2
+            )
+            row[f"{key}_p"] = paired_bootstrap(metric, stats[baseline], stats[name], resample_counts)
+        rows.append(row)
+    return {"baseline": baseline, "bootstrap_samples": samples, "seed": seed, "systems": rows}
+
+
+def markdown_table(result):
+    lines = [
+        "| system | BLEU | ΔBLEU | p (BLEU) | chrF | ΔchrF | p (chrF) | parameters |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for row in result["systems"]:
+        params = f"{row['parameters']:,}" if row.get("parameters") is not None else "–"
+        if row["baseline"]:
+            name, bleu_p, chrf_p = f"{row['name']} (baseline)", "–", "–"
+        else:
+            name, bleu_p, chrf_p = row["name"], f"{row['bleu_p']:.3f}", f"{row['chrf_p']:.3f}"
+        lines.append(
+            f"| {name} | {row['bleu']:.2f} | {row['bleu_delta']:+.2f} | {bleu_p} "
+            f"| {row['chrf']:.2f} | {row['chrf_delta']:+.2f} | {chrf_p} | {params} |"
+        )
+    first = result["systems"][0]
+    lines += [
+        "",
+        f"p: two-sided paired bootstrap against {result['baseline']} "
+        f"({result['bootstrap_samples']} resamples, seed {result['seed']}).",
+        f"BLEU: {first['bleu_signature']}",
+        f"chrF: {first['chrf_signature']}",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+class SystemAction(argparse.Action):
+    """Keeps --generated and --checkpoint systems in the order given on the command line."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        namespace.systems = [*(namespace.systems or []), (self.dest, *values)]
+
+
+def build_parser():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.set_defaults(systems=[])
+    parser.add_argument("--generated", type=named_path, action=SystemAction, metavar="NAME=FILE",
+                        help="a system's fairseq-generate output (run with --remove-bpe and "
+                        "--required-batch-size-multiple 1); repeatable")
+    parser.add_argument("--checkpoint", type=named_path, action=SystemAction, metavar="NAME=CKPT",
+                        help="a checkpoint to translate with fairseq-generate here; repeatable")
+    parser.add_argument("--params", type=named_path, action="append", default=[],
+                        metavar="NAME=CKPT", help="checkpoint of a --generated system, for its "
+                        "parameter count")
+    parser.add_argument("--reference", required=True,
+                        help="reference text of the test set, one sentence per line")
+    parser.add_argument("--target-lang", required=True, help="language code for detokenization")
+    parser.add_argument("--tokenized-reference", action="store_true",
+                        help="the reference is Moses-tokenized: detokenize it like the hypotheses")
+    parser.add_argument("--baseline", help="system the others are tested against (default: first)")
+    parser.add_argument("--bootstrap-samples", type=int, default=1000)
+    parser.add_argument("--seed", type=int, default=12345, help="seed of the bootstrap resampling")
+    parser.add_argument("--data-bin", help="binarized data for --checkpoint systems")
+    parser.add_argument("--gen-subset", default="test", help="split --checkpoint systems translate")
+    parser.add_argument("--generate-args", default="--beam 5 --max-tokens 4000",
+                        help="further fairseq-generate options for --checkpoint systems, one "
+                        "string (default: %(default)s)")
+    parser.add_argument("--output-dir", default=".",
+                        help="where --checkpoint systems' fairseq-generate outputs go, as NAME.gen")
+    parser.add_argument("--markdown", help="write the table to this Markdown file")
+    parser.add_argument("--json", help="write the table to this JSON file")
+    return parser
+
+
+def main(argv=None):
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    names = [name for _, name, _ in args.systems]
+    if not names:
+        parser.error("give at least one --generated or --checkpoint system")
+    if len(set(names)) != len(names):
+        parser.error(f"system names must be unique, got {names}")
+    if any(kind == "checkpoint" for kind, _, _ in args.systems) and not args.data_bin:
+        parser.error("--checkpoint systems need --data-bin")
+    unknown = [name for name, _ in args.params if name not in names]
+    if unknown:
+        parser.error(f"--params for unknown systems {unknown}")
+    run_command(lambda: _compare_systems(args), parser.prog)
+    return 0
+
+
+def _compare_systems(args):
+    require_files([args.reference])
+    with open(args.reference, encoding="utf-8") as reference_file:
+        references = [line.rstrip("\n") for line in reference_file]
+    if args.tokenized_reference:
+        references = detokenize(references, args.target_lang)
+    systems, checkpoints = {}, dict(args.params)
+    for kind, name, path in args.systems:
+        if kind == "checkpoint":
+            checkpoints[name] = path
+            output = os.path.join(args.output_dir, f"{name}.gen")
+            generate(path, args.data_bin, args.gen_subset, output, shlex.split(args.generate_args))
+            path = output
+        require_files([path])
+        try:
+            hypotheses = read_hypotheses(path, len(references))
+        except IncompleteGenerationError as err:
+            raise InputError(str(err)) from err
+        systems[name] = detokenize(hypotheses, args.target_lang)
+    result = compare(systems, references, args.baseline or next(iter(systems)),
+                     args.bootstrap_samples, args.seed)
+    for row in result["systems"]:
+        checkpoint = checkpoints.get(row["name"])
+        row["parameters"] = parameter_count(checkpoint) if checkpoint else None
+    table = markdown_table(result)
+    print(table, end="")
+    if args.markdown:
+        with atomic_output(args.markdown) as out:
+            out.write(table)
+    if args.json:
+        with atomic_output(args.json) as out:
+            json.dump(result, out, indent=2)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
