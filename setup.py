@@ -17,6 +17,13 @@ CONSOLE_SCRIPTS = [
     "xlpe-preorder = xlpe_fairseq.preordering.predict:main",
     "xlpe-reorder-score = xlpe_fairseq.preordering.metrics:main",
     "xlpe-bleu = xlpe_fairseq.evaluation.bleu:main",
+    "xlpe-libreoffice-corpus = xlpe_fairseq.preprocessing.libreoffice_corpus:main",
+    "xlpe-average-checkpoints = xlpe_fairseq.evaluation.average_checkpoints:main",
+    "xlpe-aer = xlpe_fairseq.evaluation.attention_alignment:main",
+    "xlpe-compare = xlpe_fairseq.evaluation.compare:main",
+    "xlpe-swap-robustness = xlpe_fairseq.evaluation.swap_robustness:main",
+    "xlpe-noise-curve = xlpe_fairseq.evaluation.noise_attack:main",
+    "xlpe-attention-heatmap = xlpe_fairseq.evaluation.attention_heatmap:main",
 ]
 
 
@@ -44,6 +51,11 @@ setup(
         "eflomal>=2.0",
         "matplotlib",
     ],
-    extras_require={"test": ["pytest"]},
+    extras_require={
+        # word segmenters of the WMT'17 zh-en and ASPEC ja-en recipes
+        "zh": ["jieba"],
+        "ja": ["fugashi", "unidic-lite"],
+        "test": ["pytest", "jieba", "fugashi", "unidic-lite"],
+    },
     entry_points={"console_scripts": CONSOLE_SCRIPTS},
 )

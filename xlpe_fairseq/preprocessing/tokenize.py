@@ -1,7 +1,9 @@
 """``xlpe-tokenize``: Moses tokenization (sacremoses), in parallel chunks.
 
 As in the DPE setup (Zheng et al. 2021, Sec. 4.1) text is tokenized with the Moses rules and
-optionally lowercased. ``escape=False`` keeps ``&``, ``<``, quotes etc. as they are, since
+optionally lowercased. Chinese (``--lang zh``) and Japanese (``--lang ja``) are segmented into
+words instead (jieba, MeCab; see ``word_segmentation``), since the Moses rules only split
+at spaces and punctuation. ``escape=False`` keeps ``&``, ``<``, quotes etc. as they are, since
 fairseq needs no XML escaping. ``--no-tokenize`` is for a side that is already tokenized
 (e.g. the Hebrew of the Bible corpus): it only normalizes whitespace and applies
 ``--lowercase``.
@@ -19,6 +21,7 @@ from .io_utils import (
     require_files,
     run_command,
 )
+from .word_segmentation import SEGMENTED_LANGUAGES, segment_line
 
 
 @functools.cache
@@ -30,7 +33,9 @@ def _moses_tokenizer(lang):
 
 def tokenize_line(line, lang, lowercase=False, tokenize=True):
     """One tokenized line, tokens separated by single spaces."""
-    if tokenize:
+    if tokenize and lang in SEGMENTED_LANGUAGES:
+        line = segment_line(line, lang)
+    elif tokenize:
         line = _moses_tokenizer(lang).tokenize(line, escape=False, return_str=True)
     line = " ".join(line.split())
     return line.lower() if lowercase else line
@@ -54,7 +59,8 @@ def tokenize_file(input_path, output_path, lang, lowercase=False, tokenize=True,
 
 def build_parser():
     parser = argparse.ArgumentParser(prog="xlpe-tokenize", description=__doc__.splitlines()[0])
-    parser.add_argument("--lang", required=True, help="language code for the Moses rules, e.g. en")
+    parser.add_argument("--lang", required=True, help="language code for the Moses rules, e.g. en; zh and ja "
+                        "are word-segmented (jieba, MeCab) instead")
     parser.add_argument("--input", required=True, help="raw text, one sentence a line")
     parser.add_argument("--output", required=True, help="tokenized text to write")
     parser.add_argument("--lowercase", action="store_true", help="lowercase the output")

@@ -1,0 +1,105 @@
+# Bash helpers shared by the data_prep recipes: step skipping, step timing, downloads with
+# checksum verification. Source it (`source "$(dirname "$0")/lib.sh"`); it defines functions and
+# CHECKSUMS_FILE, and changes no shell options.
+
+# fresh OUT... -- IN...: true when every OUT exists and is newer than every IN.
+fresh() {
+    local outs=() ins=() after_separator=0 arg out in
+    for arg in "$@"; do
+        if [[ $arg == -- ]]; then
+            after_separator=1
+        elif ((after_separator)); then
+            ins+=("$arg")
+        else
+            outs+=("$arg")
+        fi
+    done
+    for out in "${outs[@]}"; do
+        [[ -e $out ]] || return 1
+        for in in "${ins[@]}"; do
+            [[ $out -nt $in ]] || return 1
+        done
+    done
+}
+
+# timed NAME COMMAND...: run a step and report its wall time.
+timed() {
+    local name=$1 start=$EPOCHREALTIME
+    shift
+    echo "== $name" >&2
+    "$@"
+    awk -v name="$name" -v start="$start" -v end="$EPOCHREALTIME" \
+        'BEGIN { printf "== %s: %.1f s\n", name, end - start > "/dev/stderr" }'
+}
+
+skipped() {
+    echo "== $1: up to date, skipped" >&2
+}
+
+# Expected checksums, one `ALGORITHM  HEX  FILENAME` line each (sha256 or md5), keyed by the
+# file name the recipes save a download under. Next to this file so every recipe shares it.
+CHECKSUMS_FILE=${CHECKSUMS_FILE:-$(dirname "${BASH_SOURCE[0]}")/checksums.txt}
+
+# verify_checksum FILE: compare FILE with its line in $CHECKSUMS_FILE. A file without a line
+# passes, but its sha256 is printed as the line to add, so the next download is verified.
+verify_checksum() {
+    local file=$1 name algorithm expected actual
+    name=$(basename "$file")
+    read -r algorithm expected < <(awk -v name="$name" \
+        '$1 !~ /^#/ && $3 == name { print $1, $2; exit }' "$CHECKSUMS_FILE" 2>/dev/null) || true
+    if [[ -z ${algorithm:-} ]]; then
+        actual=$(sha256sum "$file" | cut -d' ' -f1)
+        echo "== checksum UNKNOWN for $name (not in $CHECKSUMS_FILE); to verify future" \
+            "downloads, add:  sha256  $actual  $name" >&2
+        return 0
+    fi
+    case $algorithm in
+        sha256) actual=$(sha256sum "$file" | cut -d' ' -f1) ;;
+        md5) actual=$(md5sum "$file" | cut -d' ' -f1) ;;
+        *) echo "$CHECKSUMS_FILE: unknown algorithm '$algorithm' for $name" >&2; return 1 ;;
+    esac
+    if [[ $actual != "$expected" ]]; then
+        echo "$file: $algorithm mismatch (expected $expected, got $actual)" >&2
+        return 1
+    fi
+    echo "== $name: $algorithm verified" >&2
+}
+
+# fetch URL FILE: download URL to FILE unless FILE is already there, then verify its checksum.
+# The download goes to FILE.part first, so an interrupted one is never taken for complete.
+fetch() {
+    local url=$1 file=$2
+    if [[ ! -e $file ]]; then
+        mkdir -p "$(dirname "$file")"
+        echo "== download $url" >&2
+        if command -v wget >/dev/null; then
+            wget --no-verbose --tries=3 -O "$file.part" "$url"
+        else
+            curl --fail --location --retry 3 --silent --show-error -o "$file.part" "$url"
+        fi
+        mv "$file.part" "$file"
+    fi
+    if ! verify_checksum "$file"; then
+        # set aside, so that a rerun downloads again instead of trusting the bad file
+        mv "$file" "$file.bad"
+        echo "$file: moved to $file.bad" >&2
+        return 1
+    fi
+}
+
+# seg_text FILE: the <seg> contents of an SGML/XML test set (WMT .sgm, IWSLT .xml), one a line,
+# with the curly apostrophe straightened as in fairseq's prepare scripts.
+seg_text() {
+    grep '<seg id' "$1" | sed -e 's/<seg id="[^"]*">\s*//g; s/\s*<\/seg>\s*//g' -e "s/’/'/g"
+}
+
+# need_files FILE...: fail naming the first missing file (raw input of a recipe).
+need_files() {
+    local file
+    for file in "$@"; do
+        if [[ ! -s $file ]]; then
+            echo "$file: missing or empty" >&2
+            return 1
+        fi
+    done
+}

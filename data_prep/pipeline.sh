@@ -1,0 +1,279 @@
+# The offline part every recipe shares, from raw parallel text to fairseq data-bin with
+# reorder positions. Source it after lib.sh and call
+#
+#   prepare_corpus RAW OUT SRC TGT
+#
+# RAW holds untokenized {train,valid,test}.{SRC,TGT}, one sentence a line. OUT receives
+#   tok/        tokenized text (train length-filtered as in fairseq's prepare scripts)
+#   bpe/        BPE text, codes, word alignments, reorder files:
+#               train.dpe.reorder (DPE target), {split}.btg.reorder (BTG oracle),
+#               {valid,test}.pred.reorder (preorderer predictions from the source alone)
+#   preorderer.pt, preorderer.test.score (predicted vs oracle BTG order on test)
+#   data-bin/text  fairseq-preprocess output (baseline Transformer, Reordering Embeddings)
+#   data-bin/dpe   text + train positions from the DPE rules (transformer_dpe)
+#   data-bin/xlpe  text + BTG positions for train, preorderer positions for valid/test
+#                  (transformer_xlpe; the test positions are what a deployed model gets)
+#   recipe.env  SRC, TGT, LOWERCASE, RAW, for examples/evaluate.sh
+#
+# Settings, from the environment or set by the recipe before the call:
+#   WORKERS (all cores), MERGES (32000), LOWERCASE (0; 1 lowercases both sides),
+#   MAX_LEN (250 tokens; train pairs outside 1..MAX_LEN or with a length ratio over 1.5 are
+#   dropped, as by Moses' clean-corpus-n in fairseq's prepare-iwslt14/wmt14 scripts),
+#   JOINED_DICT (0; 1 gives one dictionary for both sides, for --share-all-embeddings),
+#   PREORDER_SECONDS (3600) and PREORDER_EPOCHS (5): the preorderer's training budget
+#   (it stops after the epoch that passes PREORDER_SECONDS; CPU only).
+
+PIPELINE_SPLITS=(train valid test)
+
+# in_one_process MODULE ARGS... [--then ARGS...]...: call MODULE's main once per argument list
+# in a single Python process, since importing fairseq or torch costs seconds per command.
+in_one_process() {
+    python - "$@" <<'PY'
+import importlib
+import sys
+
+module, *arguments = sys.argv[1:]
+calls = [[]]
+for argument in arguments:
+    if argument == "--then":
+        calls.append([])
+    else:
+        calls[-1].append(argument)
+main = importlib.import_module(module).main
+for argv in calls:
+    main(argv)
+PY
+}
+
+# tokenize_split RAW OUT SPLIT LANG: one tokenized file (train goes to tok/train.full.LANG).
+tokenize_split() {
+    local raw=$1 out=$2 split=$3 lang=$4 dest flags=()
+    dest=$out/tok/$split.$lang
+    [[ $split == train ]] && dest=$out/tok/train.full.$lang
+    if ((LOWERCASE)); then
+        flags+=(--lowercase)
+    fi
+    if fresh "$dest" -- "$raw/$split.$lang"; then
+        skipped "tokenize $split.$lang"
+    else
+        timed "tokenize $split.$lang" xlpe-tokenize --lang "$lang" "${flags[@]}" \
+            --input "$raw/$split.$lang" --output "$dest" --workers "$WORKERS"
+    fi
+}
+
+# filter_pairs IN_SRC IN_TGT OUT_SRC OUT_TGT: keep pairs with 1..MAX_LEN tokens a side and a
+# length ratio of at most 1.5 (Moses' clean-corpus-n, as in fairseq's prepare scripts).
+filter_pairs() {
+    # tokenized lines hold single spaces and no tabs, so a tab joins the two sides safely
+    paste "$1" "$2" | awk -F '\t' -v max="$MAX_LEN" -v src="$3.tmp" -v tgt="$4.tmp" '
+        { ns = split($1, a, " "); nt = split($2, b, " ") }
+        ns >= 1 && nt >= 1 && ns <= max && nt <= max && ns <= 1.5 * nt && nt <= 1.5 * ns {
+            print $1 > src; print $2 > tgt; kept++
+        }
+        END { printf "== kept %d of %d training pairs\n", kept, NR > "/dev/stderr" }'
+    mv "$3.tmp" "$3"
+    mv "$4.tmp" "$4"
+}
+
+# clean_train OUT SRC TGT: filter the tokenized training pairs into tok/train.{SRC,TGT}.
+clean_train() {
+    local out=$1 src=$2 tgt=$3
+    local in_src=$out/tok/train.full.$src in_tgt=$out/tok/train.full.$tgt
+    if fresh "$out/tok/train.$src" "$out/tok/train.$tgt" -- "$in_src" "$in_tgt"; then
+        skipped "clean train"
+    else
+        timed "clean train (1..$MAX_LEN tokens, ratio 1.5)" filter_pairs "$in_src" "$in_tgt" \
+            "$out/tok/train.$src" "$out/tok/train.$tgt"
+    fi
+}
+
+# bpe_all OUT SRC TGT: joint codes from the training text of both sides, applied to every split.
+bpe_all() {
+    local out=$1 src=$2 tgt=$3 split lang
+    if fresh "$out/bpe/codes" -- "$out/tok/train.$src" "$out/tok/train.$tgt"; then
+        skipped "learn BPE"
+    else
+        timed "learn BPE ($MERGES joint merges)" xlpe-bpe learn --merges "$MERGES" \
+            --input "$out/tok/train.$src" "$out/tok/train.$tgt" --codes "$out/bpe/codes" \
+            --workers "$WORKERS"
+    fi
+    for split in "${PIPELINE_SPLITS[@]}"; do
+        for lang in "$src" "$tgt"; do
+            if fresh "$out/bpe/$split.$lang" -- "$out/bpe/codes" "$out/tok/$split.$lang"; then
+                skipped "apply BPE $split.$lang"
+            else
+                timed "apply BPE $split.$lang" xlpe-bpe apply --codes "$out/bpe/codes" \
+                    --input "$out/tok/$split.$lang" --output "$out/bpe/$split.$lang" \
+                    --workers "$WORKERS"
+            fi
+        done
+    done
+}
+
+# align_all OUT SRC TGT: one aligner run over train+valid+test, split back into
+# {split}.align. valid/test are aligned only for the oracle BTG order that the preorderer is
+# validated and scored against; the models never see their alignments.
+align_all() {
+    local out=$1 src=$2 tgt=$3 bpe=$1/bpe split lang ins=() first=1 n
+    for split in "${PIPELINE_SPLITS[@]}"; do
+        ins+=("$bpe/$split.$src" "$bpe/$split.$tgt")
+    done
+    if fresh "$bpe/train.align" "$bpe/valid.align" "$bpe/test.align" -- "${ins[@]}"; then
+        skipped "align"
+        return
+    fi
+    for lang in "$src" "$tgt"; do
+        cat "$bpe/train.$lang" "$bpe/valid.$lang" "$bpe/test.$lang" >"$bpe/all.$lang"
+    done
+    timed "align train+valid+test" xlpe-align --source "$bpe/all.$src" --target "$bpe/all.$tgt" \
+        --output "$bpe/all.align" --workers "$WORKERS"
+    for split in "${PIPELINE_SPLITS[@]}"; do
+        n=$(wc -l <"$bpe/$split.$src")
+        sed -n "${first},$((first + n - 1))p" "$bpe/all.align" >"$bpe/$split.align.tmp"
+        mv "$bpe/$split.align.tmp" "$bpe/$split.align"
+        first=$((first + n))
+    done
+    rm -f "$bpe/all.$src" "$bpe/all.$tgt" "$bpe/all.align"
+}
+
+# reorder METHOD SPLIT OUT SRC TGT: oracle positions bpe/SPLIT.METHOD.reorder.
+reorder() {
+    local method=$1 split=$2 bpe=$3/bpe src=$4 tgt=$5
+    local dest=$bpe/$split.$method.reorder
+    if fresh "$dest" -- "$bpe/$split.$src" "$bpe/$split.$tgt" "$bpe/$split.align"; then
+        skipped "reorder $split ($method)"
+    else
+        timed "reorder $split ($method)" xlpe-reorder --method "$method" \
+            --source "$bpe/$split.$src" --target "$bpe/$split.$tgt" \
+            --alignment "$bpe/$split.align" --output "$dest" --workers "$WORKERS"
+    fi
+}
+
+# preorder OUT SRC: train the source-only preorderer on the BTG oracle, predict valid/test.
+preorder() {
+    local out=$1 src=$2 bpe=$1/bpe split
+    if fresh "$out/preorderer.pt" -- "$bpe/train.$src" "$bpe/train.btg.reorder" \
+            "$bpe/valid.$src" "$bpe/valid.btg.reorder"; then
+        skipped "train preorderer"
+    else
+        timed "train preorderer (at most $PREORDER_EPOCHS epochs, ${PREORDER_SECONDS}s)" \
+            xlpe-preorder-train --source "$bpe/train.$src" --reorder "$bpe/train.btg.reorder" \
+            --valid-source "$bpe/valid.$src" --valid-reorder "$bpe/valid.btg.reorder" \
+            --epochs "$PREORDER_EPOCHS" --max-seconds "$PREORDER_SECONDS" \
+            --save "$out/preorderer.pt"
+    fi
+    local calls=()
+    for split in valid test; do
+        if fresh "$bpe/$split.pred.reorder" -- "$out/preorderer.pt" "$bpe/$split.$src"; then
+            skipped "preorder $split"
+        else
+            ((${#calls[@]})) && calls+=(--then)
+            calls+=(--preorderer "$out/preorderer.pt" --btg --source "$bpe/$split.$src"
+                --output "$bpe/$split.pred.reorder")
+        fi
+    done
+    if ((${#calls[@]})); then
+        timed "preorder valid/test" in_one_process xlpe_fairseq.preordering.predict "${calls[@]}"
+    fi
+    if fresh "$out/preorderer.test.score" -- "$bpe/test.pred.reorder" "$bpe/test.btg.reorder"; then
+        skipped "score preorderer"
+    else
+        xlpe-reorder-score --hypothesis "$bpe/test.pred.reorder" \
+            --reference "$bpe/test.btg.reorder" >"$out/preorderer.test.score.tmp"
+        mv "$out/preorderer.test.score.tmp" "$out/preorderer.test.score"
+        echo "== preorderer on test:" >&2
+        cat "$out/preorderer.test.score" >&2
+    fi
+}
+
+# binarize_text OUT SRC TGT: fairseq-preprocess into data-bin/text.
+binarize_text() {
+    local out=$1 src=$2 tgt=$3 bin=$1/data-bin/text ins=() split flags=()
+    for split in "${PIPELINE_SPLITS[@]}"; do
+        ins+=("$out/bpe/$split.$src" "$out/bpe/$split.$tgt")
+    done
+    if fresh "$bin/dict.$src.txt" "$bin/dict.$tgt.txt" "$bin/test.$src-$tgt.$tgt.idx" -- "${ins[@]}"
+    then
+        skipped fairseq-preprocess
+        return
+    fi
+    if ((JOINED_DICT)); then
+        flags+=(--joined-dictionary)
+    fi
+    # fairseq-preprocess refuses to overwrite its dictionaries
+    rm -f "$bin/dict.$src.txt" "$bin/dict.$tgt.txt"
+    timed fairseq-preprocess fairseq-preprocess --source-lang "$src" --target-lang "$tgt" \
+        --trainpref "$out/bpe/train" --validpref "$out/bpe/valid" --testpref "$out/bpe/test" \
+        --destdir "$bin" --workers "$WORKERS" "${flags[@]}"
+}
+
+# link_text_bin OUT SRC TGT VARIANT: data-bin/VARIANT with fairseq's text files linked from
+# data-bin/text (one copy on disk); each variant adds its own positions.
+link_text_bin() {
+    local out=$1 src=$2 tgt=$3 bin=$1/data-bin/$4 file
+    mkdir -p "$bin"
+    for file in "$out/data-bin/text"/dict.*.txt "$out/data-bin/text"/*.$src-$tgt.*.{bin,idx}; do
+        ln -sfn "../text/$(basename "$file")" "$bin/$(basename "$file")"
+    done
+}
+
+# binarize_positions OUT SRC TGT VARIANT:SPLIT:REORDER...: xlpe-binarize each stale one.
+binarize_positions() {
+    local out=$1 src=$2 tgt=$3 job variant split positions dest calls=() names=()
+    shift 3
+    for job in "$@"; do
+        IFS=: read -r variant split positions <<<"$job"
+        dest=$out/data-bin/$variant/$split.reorder.$src-$tgt
+        if fresh "$dest.bin" "$dest.idx" -- "$positions" "$out/bpe/$split.$src"; then
+            skipped "binarize $variant $split positions"
+            continue
+        fi
+        ((${#calls[@]})) && calls+=(--then)
+        calls+=(--reorder "$positions" --source "$out/bpe/$split.$src"
+            --destdir "$out/data-bin/$variant" --split "$split" --source-lang "$src"
+            --target-lang "$tgt")
+        names+=("$variant/$split")
+    done
+    if ((${#calls[@]})); then
+        timed "binarize positions (${names[*]})" \
+            in_one_process xlpe_fairseq.preprocessing.binarize "${calls[@]}"
+    fi
+}
+
+prepare_corpus() {
+    local raw=$1 out=$2 src=$3 tgt=$4 split lang
+    WORKERS=${WORKERS:-$(nproc)}
+    MERGES=${MERGES:-32000}
+    LOWERCASE=${LOWERCASE:-0}
+    MAX_LEN=${MAX_LEN:-250}
+    JOINED_DICT=${JOINED_DICT:-0}
+    PREORDER_SECONDS=${PREORDER_SECONDS:-3600}
+    PREORDER_EPOCHS=${PREORDER_EPOCHS:-5}
+    for split in "${PIPELINE_SPLITS[@]}"; do
+        need_files "$raw/$split.$src" "$raw/$split.$tgt"
+    done
+    mkdir -p "$out/tok" "$out/bpe" "$out/data-bin/text"
+    printf 'SRC=%s\nTGT=%s\nLOWERCASE=%s\nRAW=%q\n' "$src" "$tgt" "$LOWERCASE" \
+        "$(cd "$raw" && pwd)" >"$out/recipe.env"
+
+    for split in "${PIPELINE_SPLITS[@]}"; do
+        for lang in "$src" "$tgt"; do
+            tokenize_split "$raw" "$out" "$split" "$lang"
+        done
+    done
+    clean_train "$out" "$src" "$tgt"
+    bpe_all "$out" "$src" "$tgt"
+    align_all "$out" "$src" "$tgt"
+    reorder dpe train "$out" "$src" "$tgt"
+    for split in "${PIPELINE_SPLITS[@]}"; do
+        reorder btg "$split" "$out" "$src" "$tgt"
+    done
+    preorder "$out" "$src"
+    binarize_text "$out" "$src" "$tgt"
+    link_text_bin "$out" "$src" "$tgt" dpe
+    link_text_bin "$out" "$src" "$tgt" xlpe
+    binarize_positions "$out" "$src" "$tgt" "dpe:train:$out/bpe/train.dpe.reorder" \
+        "xlpe:train:$out/bpe/train.btg.reorder" "xlpe:valid:$out/bpe/valid.pred.reorder" \
+        "xlpe:test:$out/bpe/test.pred.reorder"
+    echo "== done: $out/data-bin/{text,dpe,xlpe}" >&2
+}
