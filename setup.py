@@ -16,6 +16,7 @@ CONSOLE_SCRIPTS = [
     "xlpe-preorder-train = xlpe_fairseq.preordering.train:main",
     "xlpe-preorder = xlpe_fairseq.preordering.predict:main",
     "xlpe-reorder-score = xlpe_fairseq.preordering.metrics:main",
+    "xlpe-reorder-text = xlpe_fairseq.reordering.reorder_text:main",
     "xlpe-bleu = xlpe_fairseq.evaluation.bleu:main",
     "xlpe-libreoffice-corpus = xlpe_fairseq.preprocessing.libreoffice_corpus:main",
     "xlpe-average-checkpoints = xlpe_fairseq.evaluation.average_checkpoints:main",

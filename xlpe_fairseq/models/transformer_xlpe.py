@@ -210,6 +210,12 @@ def validate_xlpe_args(args):
             f"--xlpe-heads (tau) must be between 0 and --encoder-attention-heads ({heads}), "
             f"got {args.xlpe_heads}"
         )
+    if args.xlpe_mode != "inxl" and args.encoder_layers < 1:
+        raise ValueError(
+            f"--xlpe-mode {args.xlpe_mode} puts PE_XL into the first encoder layer's "
+            "self-attention, and --encoder-layers is 0; an encoder-free model takes "
+            "--xlpe-mode inxl"
+        )
     if args.xlpe_mode == "combination" and args.xlpe_heads == 0:
         raise ValueError(
             "--xlpe-mode combination with --xlpe-heads 0 never uses PE_IN (U and V would get "
