@@ -1,32 +1,46 @@
 #!/usr/bin/env bash
 # The README's demo (`make demo`): real Hebrew->English data from PyPI, prepared by the
 # plugin's own pipeline; fairseq's `transformer` and the plugin's models trained with
-# identical small settings; the whole test split translated; detokenized sacreBLEU for each.
+# identical small settings (examples/demo_settings.sh); the whole test split translated;
+# detokenized sacreBLEU for each.
 #
 #   examples/demo.sh [--updates N] [--models "transformer dpe ..."] [--work DIR] [--gpu]
 #
 # --updates   training updates per model (default 500 on CPU: about four minutes each on 2 cores)
-# --models    any of: transformer dpe re-encoder re-decoder re-both xlpe-inxl xlpe-headxl
-#             xlpe-combination (default "transformer dpe"); the xlpe-* models read
-#             DIR/data/data-bin-xlpe (BTG oracle positions for train, preorderer ones for
-#             valid/test), which is prepared only when one of them is asked for;
+# --models    any of (default "transformer dpe"):
+#               transformer       fairseq's transformer
+#               dpe               transformer_dpe (Zheng et al. 2021)
+#               re-encoder re-decoder re-both
+#                                 transformer_reorder_emb (Chen et al. 2019)
+#               xlpe-inxl xlpe-headxl xlpe-combination
+#                                 transformer_xlpe (Ding et al. 2020), tau = 1 of 4 heads
+#               transformer-4e    baseline: 4 encoder layers, as many as DPE's 2 + 2 (DPE Table 5)
+#               encoder-free encoder-free-inxl
+#                                 baselines: no encoder layers, absolute PE or InXL PE (XL PE Table 4)
+#               two-pass          baseline: reordering + translation Transformers (DPE §3.1,
+#                                 examples/two_pass.sh)
+#             The xlpe-* models read DIR/data/data-bin-xlpe (BTG oracle positions for train,
+#             preorderer ones for valid/test), prepared only when one of them is asked for;
 #             XLPE_TRAIN_POSITIONS=predicted in the environment trains them on the
 #             preorderer's positions instead (see data_prep/prepare-bible-he-en.sh)
-# --work      output folder (default work/demo); data preparation is reused on rerun
+# --work      output folder (default work/demo); data preparation is reused on rerun, the
+#             listed models are trained afresh; DIR/results.md lists every model in DIR
 # --gpu       train and decode on the GPU with --fp16 (use with a larger --updates)
 set -euo pipefail
 
 HERE=$(cd "$(dirname "$0")/.." && pwd)
 WORK=work/demo
-UPDATES=500
+source "$HERE/examples/demo_settings.sh"
+UPDATES=$DEMO_UPDATES
 MODELS="transformer dpe"
 DEVICE_FLAGS=(--cpu)
+GPU_FLAG=()
 while [[ $# -gt 0 ]]; do
     case $1 in
         --updates) UPDATES=$2; shift 2 ;;
         --models) MODELS=$2; shift 2 ;;
         --work) WORK=$2; shift 2 ;;
-        --gpu) DEVICE_FLAGS=(--fp16); shift ;;
+        --gpu) DEVICE_FLAGS=(--fp16); GPU_FLAG=(--gpu); shift ;;
         *) echo "unknown option $1 (see the header of $0)" >&2; exit 2 ;;
     esac
 done
@@ -39,25 +53,15 @@ XLPE_BIN=$DATA/data-bin-xlpe
 PREORDER_SCORE=$DATA/preorderer.test-score.txt
 XLPE=0
 for model in $MODELS; do
-    if [[ $model == xlpe-* ]]; then
+    if [[ $model == xlpe-* || $model == encoder-free-inxl ]]; then
         XLPE=1
     fi
 done
 
-XLPE=$XLPE bash "$HERE/data_prep/prepare-bible-he-en.sh" "$DATA"
-
-# Identical for every model: half the width of the DPE paper's IWSLT models (§4.2: 256/1024,
-# 2+2 layers), twice as fast on 2 CPU cores, which buys the demo twice the updates.
+demo_settings "$UPDATES"
 COMMON=(
     --user-dir "$USER_DIR" --task translation_reorder --source-lang he --target-lang en
-    --encoder-embed-dim 128 --encoder-ffn-embed-dim 512 --encoder-layers 2 --encoder-attention-heads 4
-    --decoder-embed-dim 128 --decoder-ffn-embed-dim 512 --decoder-layers 2 --decoder-attention-heads 4
-    --share-decoder-input-output-embed --dropout 0.2
-    --criterion label_smoothed_cross_entropy_with_order --label-smoothing 0.1
-    --optimizer adam --adam-betas "(0.9, 0.98)" --lr 0.002 --lr-scheduler inverse_sqrt
-    --warmup-updates 200 --max-tokens 4096 --max-update "$UPDATES" --seed 1
-    --no-epoch-checkpoints --log-format simple --log-interval 50 --num-workers 0
-    "${DEVICE_FLAGS[@]}"
+    "${DEMO_SETTINGS[@]}" "${DEVICE_FLAGS[@]}"
 )
 
 model_flags() {
@@ -65,23 +69,37 @@ model_flags() {
         transformer) echo --arch transformer ;;
         dpe) echo --arch transformer_dpe --order-lambda 0.5 ;;
         re-encoder|re-decoder|re-both) echo --arch transformer_reorder_emb --reorder-emb "${1#re-}" ;;
-        # tau = 1 of the 4 heads: the paper's best share, 4 of 16 (Ding et al. 2020, Fig. 3)
         xlpe-inxl|xlpe-headxl|xlpe-combination)
             echo --arch transformer_xlpe --xlpe-mode "${1#xlpe-}" --xlpe-heads 1 ;;
+        # the demo's size with the presets' one change: encoder depth
+        transformer-4e) echo --arch transformer --encoder-layers 4 ;;
+        encoder-free) echo --arch transformer --encoder-layers 0 ;;
+        encoder-free-inxl) echo --arch transformer_xlpe --xlpe-mode inxl --encoder-layers 0 ;;
         *) echo "unknown model $1" >&2; return 2 ;;
     esac
 }
 
 # XL PE models need pos_XL for every split, which only data-bin-xlpe has.
 model_data() {
-    if [[ $1 == xlpe-* ]]; then
+    if [[ $1 == xlpe-* || $1 == encoder-free-inxl ]]; then
         echo "$XLPE_BIN"
     else
         echo "$BIN"
     fi
 }
 
+# an unknown model name fails now, not after data preparation
 for model in $MODELS; do
+    [[ $model == two-pass ]] || model_flags "$model" >/dev/null
+done
+XLPE=$XLPE bash "$HERE/data_prep/prepare-bible-he-en.sh" "$DATA"
+
+for model in $MODELS; do
+    if [[ $model == two-pass ]]; then
+        bash "$HERE/examples/two_pass.sh" --data "$DATA" --work "$WORK/two-pass" \
+            --updates "$UPDATES" "${GPU_FLAG[@]}"
+        continue
+    fi
     flags=$(model_flags "$model")
     data=$(model_data "$model")
     out=$WORK/$model
@@ -94,6 +112,7 @@ for model in $MODELS; do
     fairseq-train "$data" "${COMMON[@]}" $flags --save-dir "$out/checkpoints" >"$out/train.log" 2>&1 \
         || { tail -30 "$out/train.log" >&2; exit 1; }
     awk -v s="$start" -v e="$EPOCHREALTIME" 'BEGIN { printf "%.0f\n", e - s }' >"$out/train_seconds"
+    echo "$UPDATES" >"$out/updates"
     grep -E "\| train \|" "$out/train.log" | tail -1 >&2
 
     echo "== translate the test split with $model" >&2
@@ -107,23 +126,31 @@ for model in $MODELS; do
         --json "$out/bleu.json"
 done
 
-# The preorderer's score goes into the footer only when XL PE models were trained.
+# Every model trained in WORK, in the order of the header's list, with its own update count.
 score_file=""
-if [[ $XLPE == 1 ]]; then
+if [[ -f $WORK/xlpe-inxl/bleu.json || -f $WORK/xlpe-headxl/bleu.json || -f $WORK/xlpe-combination/bleu.json ]]; then
     score_file=$PREORDER_SCORE
 fi
-python - "$WORK" "$score_file" $MODELS <<'PY'
+python - "$WORK" "$score_file" <<'PY'
 import json, sys
 from pathlib import Path
 
-work, score_file, models = Path(sys.argv[1]), sys.argv[2], sys.argv[3:]
-lines = ["| model | BLEU | chrF | train seconds | test sentences |", "|---|---|---|---|---|"]
-for model in models:
+work, score_file = Path(sys.argv[1]), sys.argv[2]
+order = ["transformer", "dpe", "re-encoder", "re-decoder", "re-both", "xlpe-inxl", "xlpe-headxl",
+         "xlpe-combination", "transformer-4e", "encoder-free", "encoder-free-inxl", "two-pass"]
+lines = ["| model | BLEU | chrF | updates | train seconds | test sentences |",
+         "|---|---|---|---|---|---|"]
+signature = ""
+for model in order:
+    if not (work / model / "bleu.json").is_file():
+        continue
     score = json.loads((work / model / "bleu.json").read_text())
     seconds = (work / model / "train_seconds").read_text().strip()
-    lines.append(f"| {model} | {score['bleu']:.2f} | {score['chrf']:.2f} | {seconds} | {score['sentences']} |")
-lines.append("")
-lines.append(f"sacreBLEU: {score['bleu_signature']}")
+    updates = (work / model / "updates").read_text().strip()
+    lines.append(f"| {model} | {score['bleu']:.2f} | {score['chrf']:.2f} | {updates} | {seconds} "
+                 f"| {score['sentences']} |")
+    signature = score["bleu_signature"]
+lines += ["", f"sacreBLEU: {signature}"]
 if score_file:
     lines += ["", "XL PE test positions: the preorderer vs the BTG oracle of the test alignment",
               "```", Path(score_file).read_text().rstrip(), "```"]

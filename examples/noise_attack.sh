@@ -11,7 +11,7 @@
 # --reference    test references, one per line (e.g. corpus/test.en of prepare-bible-he-en.sh)
 # --tokenized-reference  the reference is Moses-tokenized
 # --preorderer   xlpe-preorder-train checkpoint; needed unless valid and test have reorder files
-# --updates      training updates per model (default 1200, the demo's CPU setting)
+# --updates      training updates per model (default: the demo's, examples/demo_settings.sh)
 # --noises       --reorder-noise values, one model each (default: the paper's 0 to 0.2)
 # --model-args   fairseq-train options appended to the defaults below (later options win)
 # --work         output folder (default work/noise_attack); a model with a finished
@@ -23,7 +23,7 @@ set -euo pipefail
 
 HERE=$(cd "$(dirname "$0")/.." && pwd)
 WORK=work/noise_attack
-UPDATES=1200
+UPDATES=
 NOISES="0 0.05 0.1 0.15 0.2"
 SRC=he
 TGT=en
@@ -49,6 +49,8 @@ while [[ $# -gt 0 ]]; do
         *) echo "unknown option $1 (see the header of $0)" >&2; exit 2 ;;
     esac
 done
+source "$HERE/examples/demo_settings.sh"
+UPDATES=${UPDATES:-$DEMO_UPDATES}
 if [[ -z $DATA_BIN || -z $REFERENCE ]]; then
     echo "--data-bin and --reference are required (see the header of $0)" >&2
     exit 2
@@ -63,18 +65,12 @@ if [[ -n $PREORDERER ]]; then
     PREORDER_FLAGS=(--preorderer "$PREORDERER")
 fi
 
-# The demo's small model (the DPE paper's IWSLT size); InXL + HeadXL with tau = 1 of the 2
-# heads (the paper's best share of heads, 4 of 16). Identical for every noise ratio.
+# The demo's settings; InXL + HeadXL with tau = 1 of the 4 heads. Identical for every noise
+# ratio.
+demo_settings "$UPDATES"
 COMMON=(
     --user-dir "$USER_DIR" --task translation_reorder --source-lang "$SRC" --target-lang "$TGT"
-    --arch transformer_xlpe --xlpe-mode combination --xlpe-heads 1
-    --encoder-embed-dim 256 --encoder-ffn-embed-dim 1024 --encoder-layers 2 --encoder-attention-heads 2
-    --decoder-embed-dim 256 --decoder-ffn-embed-dim 1024 --decoder-layers 2 --decoder-attention-heads 2
-    --share-decoder-input-output-embed --dropout 0.2
-    --criterion label_smoothed_cross_entropy_with_order --label-smoothing 0.1
-    --optimizer adam --adam-betas "(0.9, 0.98)" --lr 0.002 --lr-scheduler inverse_sqrt
-    --warmup-updates 300 --max-tokens 4096 --max-update "$UPDATES" --seed 1
-    --no-epoch-checkpoints --log-format simple --log-interval 50 --num-workers 0
+    --arch transformer_xlpe --xlpe-mode combination --xlpe-heads 1 "${DEMO_SETTINGS[@]}"
     "${PREORDER_FLAGS[@]}" "${DEVICE_FLAGS[@]}"
 )
 
