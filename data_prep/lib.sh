@@ -103,3 +103,22 @@ need_files() {
         fi
     done
 }
+
+# fetch_and_unpack DOWNLOAD ORIG: fetch every entry of the caller's associative array URLS
+# (saved name -> address) into DOWNLOAD, then unpack those tarballs into ORIG once (ORIG.stamp
+# marks it done, since tar keeps the archived mtimes).
+fetch_and_unpack() {
+    local download=$1 orig=$2 name
+    for name in "${!URLS[@]}"; do
+        fetch "${URLS[$name]}" "$download/$name"
+    done
+    if fresh "$orig.stamp" -- "$download"/*.tgz; then
+        skipped unpack
+        return
+    fi
+    mkdir -p "$orig"
+    for name in "${!URLS[@]}"; do
+        timed "unpack $name" tar -xzf "$download/$name" -C "$orig"
+    done
+    touch "$orig.stamp"
+}

@@ -49,39 +49,8 @@ BPE=$OUT/bpe
 BIN=$OUT/data-bin
 SPLITS=(train valid test)
 
-# fresh OUT... -- IN...: true when every OUT exists and is newer than every IN.
-fresh() {
-    local outs=() ins=() after_separator=0 arg out in
-    for arg in "$@"; do
-        if [[ $arg == -- ]]; then
-            after_separator=1
-        elif ((after_separator)); then
-            ins+=("$arg")
-        else
-            outs+=("$arg")
-        fi
-    done
-    for out in "${outs[@]}"; do
-        [[ -e $out ]] || return 1
-        for in in "${ins[@]}"; do
-            [[ $out -nt $in ]] || return 1
-        done
-    done
-}
-
-# timed NAME COMMAND...: run a step and report its wall time.
-timed() {
-    local name=$1 start=$EPOCHREALTIME
-    shift
-    echo "== $name" >&2
-    "$@"
-    awk -v name="$name" -v start="$start" -v end="$EPOCHREALTIME" \
-        'BEGIN { printf "== %s: %.1f s\n", name, end - start > "/dev/stderr" }'
-}
-
-skipped() {
-    echo "== $1: up to date, skipped" >&2
-}
+# fresh, timed, skipped
+source "$(dirname "$0")/lib.sh"
 
 mkdir -p "$CORPUS" "$BPE" "$BIN"
 

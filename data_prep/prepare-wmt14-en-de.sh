@@ -62,20 +62,8 @@ extract_raw() {
 
 if [[ -z $RAW ]]; then
     RAW=$OUT/raw
-    DOWNLOAD=$OUT/download
-    for name in "${!URLS[@]}"; do
-        fetch "${URLS[$name]}" "$DOWNLOAD/$name"
-    done
-    orig=$DOWNLOAD/orig
-    if fresh "$orig.stamp" -- "$DOWNLOAD"/*.tgz; then
-        skipped unpack
-    else
-        mkdir -p "$orig"
-        for name in "${!URLS[@]}"; do
-            timed "unpack $name" tar -xzf "$DOWNLOAD/$name" -C "$orig"
-        done
-        touch "$orig.stamp"  # tar keeps the archived mtimes
-    fi
+    orig=$OUT/download/orig
+    fetch_and_unpack "$OUT/download" "$orig"
     if fresh "$RAW/test.$SRC" "$RAW/test.$TGT" -- "$orig.stamp"; then
         skipped "extract raw text"
     else

@@ -14,6 +14,7 @@ import heapq
 
 from .io_utils import (
     InputError,
+    add_parallel_arguments,
     atomic_output,
     check_not_inputs,
     count_lines,
@@ -161,10 +162,7 @@ def build_parser():
     apply.add_argument("--codes", required=True, help="codes file (fastBPE format)")
     apply.add_argument("--input", required=True, help="tokenized text")
     apply.add_argument("--output", required=True, help="BPE text to write")
-    apply.add_argument("--workers", type=int, default=default_workers(),
-                       help="worker processes (default: all cores)")
-    apply.add_argument("--chunk-size", type=int, default=50000,
-                       help="lines per work unit (default: 50000)")
+    add_parallel_arguments(apply, chunk_size=50000)
     return parser
 
 

@@ -29,6 +29,14 @@ def default_workers():
     return len(os.sched_getaffinity(0))
 
 
+def add_parallel_arguments(parser, chunk_size, unit="lines"):
+    """``--workers`` and ``--chunk-size``, the options of every command that runs in chunks."""
+    parser.add_argument("--workers", type=int, default=default_workers(),
+                        help="worker processes (default: all cores)")
+    parser.add_argument("--chunk-size", type=int, default=chunk_size,
+                        help=f"{unit} per work unit (default: {chunk_size})")
+
+
 def require_files(paths):
     """Raise InputError for the first path that is not an existing file."""
     for path in paths:

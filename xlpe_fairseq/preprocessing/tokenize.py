@@ -12,10 +12,10 @@ import argparse
 import functools
 
 from .io_utils import (
+    add_parallel_arguments,
     atomic_output,
     check_not_inputs,
     count_lines,
-    default_workers,
     parallel_imap,
     read_chunks,
     require_files,
@@ -66,10 +66,7 @@ def build_parser():
     parser.add_argument("--lowercase", action="store_true", help="lowercase the output")
     parser.add_argument("--no-tokenize", dest="tokenize", action="store_false",
                         help="input is already tokenized: only normalize spaces (and lowercase)")
-    parser.add_argument("--workers", type=int, default=default_workers(),
-                        help="worker processes (default: all cores)")
-    parser.add_argument("--chunk-size", type=int, default=20000,
-                        help="lines per work unit (default: 20000)")
+    add_parallel_arguments(parser, chunk_size=20000)
     return parser
 
 

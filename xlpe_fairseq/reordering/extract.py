@@ -12,10 +12,10 @@ import sys
 
 from ..preprocessing.io_utils import (
     InputError,
+    add_parallel_arguments,
     atomic_output,
     check_not_inputs,
     check_same_line_count,
-    default_workers,
     parallel_imap,
     read_parallel_chunks,
     run_command,
@@ -128,10 +128,7 @@ def build_parser():
     parser.add_argument("--alignment", required=True,
                         help="alignment over the BPE tokens, fairseq i-j links a line")
     parser.add_argument("--output", required=True, help="reorder file to write")
-    parser.add_argument("--workers", type=int, default=default_workers(),
-                        help="worker processes (default: all cores)")
-    parser.add_argument("--chunk-size", type=int, default=10000,
-                        help="sentence pairs per work unit (default: 10000)")
+    add_parallel_arguments(parser, chunk_size=10000, unit="sentence pairs")
     return parser
 
 

@@ -11,10 +11,10 @@ import functools
 import sys
 
 from ..preprocessing.io_utils import (
+    add_parallel_arguments,
     atomic_output,
     check_not_inputs,
     check_same_line_count,
-    default_workers,
     parallel_imap,
     read_parallel_chunks,
     run_command,
@@ -60,10 +60,7 @@ def build_parser():
     parser.add_argument("--reorder", required=True,
                         help="reorder file of that text (xlpe-reorder output)")
     parser.add_argument("--output", required=True, help="target-ordered source text to write")
-    parser.add_argument("--workers", type=int, default=default_workers(),
-                        help="worker processes (default: all cores)")
-    parser.add_argument("--chunk-size", type=int, default=10000,
-                        help="sentences per work unit (default: 10000)")
+    add_parallel_arguments(parser, chunk_size=10000, unit="sentences")
     return parser
 
 
