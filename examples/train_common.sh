@@ -5,7 +5,9 @@
 # dictionary, else --share-decoder-input-output-embed), then calls `train_main "$@"`.
 #
 # Options (all dataset scripts):
-#   --model M        transformer | dpe | xlpe | re-encoder | re-decoder | re-both (required)
+#   --model M        transformer | dpe | xlpe | re-encoder | re-decoder | re-both (required),
+#                    or a baseline: transformer-8e | transformer-10e (DPE Table 5) |
+#                    encoder-free | encoder-free-inxl (XL PE Table 4)
 #   --size S         one of the dataset's SIZES
 #   --gpus N         GPUs on this node; N > 1 trains with DDP, fairseq spawning one process
 #                    per GPU (--distributed-world-size N). For several nodes, run the command
@@ -17,6 +19,8 @@
 #   --save-dir DIR   checkpoints (default: checkpoints/DATASET/MODEL-SIZE)
 #   --dry-run        print the fairseq-train command instead of running it
 #   -- ARGS          passed on to fairseq-train (later flags win in fairseq's parser)
+
+MODELS="transformer dpe xlpe re-encoder re-decoder re-both transformer-8e transformer-10e encoder-free encoder-free-inxl"
 
 USER_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/xlpe_fairseq
 
@@ -84,18 +88,33 @@ set_model() {
             [[ $size == small ]] && MODEL_FLAGS=(--arch transformer_xlpe --xlpe-heads 1) ;;
         re-encoder | re-decoder | re-both)
             MODEL_FLAGS=(--arch "transformer_reorder_emb${arch_suffix}" --reorder-emb "${model#re-}") ;;
+        transformer-8e | transformer-10e)
+            # DPE Table 5: 2 (8E) or 4 (10E) encoder layers more than the model's own
+            local layers=${model//[!0-9]/}
+            case $size in
+                small) MODEL_FLAGS=(--arch transformer --encoder-layers $((layers - 4))) ;;
+                base) MODEL_FLAGS=(--arch "transformer_${layers}e_wmt_en_de") ;;
+                big) MODEL_FLAGS=(--arch transformer_wmt_en_de_big --encoder-layers "$layers") ;;
+            esac ;;
+        encoder-free)
+            # XL PE Table 4: no encoder layers, embeddings with absolute PE to the decoder
+            MODEL_FLAGS=(--arch "transformer${arch_suffix}" --encoder-layers 0) ;;
+        encoder-free-inxl)
+            # XL PE Table 4: the same with InXL PE
+            MODEL_FLAGS=(--arch "transformer_xlpe${arch_suffix}" --xlpe-mode inxl --encoder-layers 0) ;;
         *)
-            echo "unknown model '$model': transformer dpe xlpe re-encoder re-decoder re-both" >&2
+            echo "unknown model '$model': $MODELS" >&2
             return 2 ;;
     esac
-    MODEL_FLAGS+=("${dims[@]}")
+    # the size first, so that a model's own layer count (the baselines') wins
+    MODEL_FLAGS=("${dims[@]}" "${MODEL_FLAGS[@]}")
 }
 
 # model_data_bin MODEL: which of the recipe's data-bin variants the model reads.
 model_data_bin() {
     case $1 in
         dpe) echo "$DATA/data-bin/dpe" ;;
-        xlpe) echo "$DATA/data-bin/xlpe" ;;
+        xlpe | encoder-free-inxl) echo "$DATA/data-bin/xlpe" ;;
         *) echo "$DATA/data-bin/text" ;;
     esac
 }
@@ -123,7 +142,7 @@ train_main() {
         return 2
     fi
     if [[ -z $model ]]; then
-        echo "--model is required: transformer dpe xlpe re-encoder re-decoder re-both" >&2
+        echo "--model is required: $MODELS" >&2
         return 2
     fi
     set_model "$size" "$model"
