@@ -6,7 +6,8 @@ the ceiling that arithmetic allows for each model, and with ``--prep`` the throu
 data-preparation steps on a corpus of at least a million pairs.
 
     python scripts/benchmark.py --size base                 # training + decoding ratios
-    python scripts/benchmark.py --prep --prep-corpus work/demo/data --prep-pairs 1000000
+    python scripts/benchmark.py --prep-only --prep-corpus work/demo/data/bpe \
+        --prep-files train.he train.en train.align          # pairs/s, 1M pairs by default
 """
 import argparse
 import json
@@ -252,6 +253,16 @@ def benchmark_preparation(args):
     corpus = Path(args.prep_corpus)
     source, target, alignment = (corpus / name for name in args.prep_files)
     rows = []
+    cores = len(os.sched_getaffinity(0))
+    with open(source, encoding="utf-8") as f:
+        lines = f.readlines()
+    tokens_per_pair = round(sum(len(line.split()) for line in lines) / max(len(lines), 1), 1)
+
+    def row(step, pairs, seconds):
+        return {"step": step, "pairs": pairs, "source tokens/pair": tokens_per_pair,
+                "cores": cores, "pairs_per_s": round(pairs / seconds),
+                "pairs_per_s_per_core": round(pairs / seconds / cores)}
+
     with tempfile.TemporaryDirectory(dir=args.prep_tmp) as tmp:
         (big_source, big_target, big_alignment), pairs = replicate_corpus(
             [source, target, alignment], args.prep_pairs, tmp)
@@ -259,15 +270,13 @@ def benchmark_preparation(args):
             seconds = timed(["xlpe-reorder", "--method", method, "--source", str(big_source),
                              "--target", str(big_target), "--alignment", str(big_alignment),
                              "--output", os.path.join(tmp, f"{method}.reorder")])
-            rows.append({"step": f"reorder --method {method}", "pairs": pairs,
-                         "pairs_per_s": round(pairs / seconds)})
+            rows.append(row(f"reorder --method {method}", pairs, seconds))
         if args.align_pairs:
             (align_source, align_target), align_pairs = replicate_corpus(
                 [source, target], args.align_pairs, os.path.join(tmp, "align"))
             seconds = timed(["xlpe-align", "--source", str(align_source), "--target",
                              str(align_target), "--output", os.path.join(tmp, "out.align")])
-            rows.append({"step": "align (eflomal, both directions + gdfa)", "pairs": align_pairs,
-                         "pairs_per_s": round(align_pairs / seconds)})
+            rows.append(row("align (eflomal, both directions + gdfa)", align_pairs, seconds))
     return rows
 
 
@@ -298,6 +307,8 @@ def main(argv=None):
     parser.add_argument("--fp16", action="store_true", help="half precision (GPU)")
     parser.add_argument("--no-memory", action="store_true", help="skip the peak-memory probes")
     parser.add_argument("--prep", action="store_true", help="also measure data preparation")
+    parser.add_argument("--prep-only", action="store_true",
+                        help="measure data preparation only (implies --prep)")
     parser.add_argument("--prep-corpus", help="folder with the prepared corpus (BPE text + alignment)")
     parser.add_argument("--prep-files", nargs=3, default=["train.bpe.he", "train.bpe.en", "train.align"],
                         metavar=("SOURCE", "TARGET", "ALIGNMENT"), help="file names inside --prep-corpus")
@@ -311,12 +322,17 @@ def main(argv=None):
     if args.memory_probe:
         memory_probe(args)
         return
-    if "transformer" not in args.models:
+    if args.prep_only:
+        args.prep, args.models = True, []
+    elif "transformer" not in args.models:
         args.models = ["transformer"] + args.models
     torch.set_num_threads(torch.get_num_threads())
-    print(f"device {args.device}, size {args.size} {SIZES[args.size]}, {args.tokens} target tokens/batch")
-    rows = benchmark_models(args)
-    if not args.no_memory:
+    rows = []
+    if args.models:
+        print(f"device {args.device}, size {args.size} {SIZES[args.size]}, "
+              f"{args.tokens} target tokens/batch")
+        rows = benchmark_models(args)
+    if rows and not args.no_memory:
         base_memory = peak_memory_mb("transformer", args)
         for row in rows:
             memory = base_memory if row["model"] == "transformer" else peak_memory_mb(row["model"], args)
