@@ -12,7 +12,6 @@ data-preparation steps on a corpus of at least a million pairs.
 import argparse
 import json
 import os
-import resource
 import shutil
 import statistics
 import subprocess
@@ -145,7 +144,10 @@ def training_seconds(model, criterion, optimizer, sample, steps, device):
 
 def decoding_seconds(model, vocab, sample, beam, device):
     model.eval()
-    generator = SequenceGenerator([model], vocab, beam_size=beam, max_len_b=sample["net_input"]["src_tokens"].size(1))
+    length = sample["net_input"]["src_tokens"].size(1)
+    # untrained models stop at random lengths; a fixed output length makes every model
+    # decode the same number of steps, so the ratio compares the cost per step
+    generator = SequenceGenerator([model], vocab, beam_size=beam, max_len_b=length, min_len=length)
     net_input = {k: v for k, v in sample["net_input"].items() if k != "prev_output_tokens"}
     synchronize(device)
     start = time.perf_counter()
@@ -212,9 +214,12 @@ def peak_memory_mb(label, args):
 
 def memory_probe(args):
     size = SIZES[args.size]
-    # current RSS, not ru_maxrss: the import of torch may have peaked higher than now
-    with open("/proc/self/statm") as statm:
-        before_kb = int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") // 1024
+    if not args.device.startswith("cuda"):
+        # Linux keeps ru_maxrss across fork and exec (the probe would report its parent's
+        # peak): reset this process's peak RSS (VmHWM) instead, and measure from here
+        with open("/proc/self/clear_refs", "w") as clear_refs:
+            clear_refs.write("5")
+        before_kb = _vm_kb("VmRSS")
     model, criterion, vocab = build(args.memory_probe, size, args.vocab, args.device, args.fp16)
     takes_positions = getattr(model, "reorder_positions_role", None) == "input"
     sample = random_batch(vocab, args.tokens // args.length, args.length, args.device, takes_positions)
@@ -225,7 +230,16 @@ def memory_probe(args):
     if args.device.startswith("cuda"):
         print(torch.cuda.max_memory_allocated() / 2**20)
     else:
-        print(max(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before_kb, 0) / 1024)
+        print(max(_vm_kb("VmHWM") - before_kb, 0) / 1024)
+
+
+def _vm_kb(field):
+    """A memory field of /proc/self/status (VmRSS, VmHWM), in kB."""
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    raise RuntimeError(f"/proc/self/status has no {field}")
 
 
 def replicate_corpus(files, pairs, directory):
