@@ -2,11 +2,13 @@
 fairseq-preprocess -> xlpe-binarize -> fairseq-train -> resume -> fairseq-generate
 (beam, ensemble, --score-reference, --print-alignment) -> fairseq-interactive."""
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+import torch
 
 from synthetic_corpus import write_corpus
 from xlpe_fairseq.evaluation.generate_output import read_hypotheses
@@ -177,3 +179,77 @@ def test_xlpe_without_positions_or_preorderer_fails_clearly(data_bin, xlpe_run):
               expect_failure=True)
     assert "test.reorder.xx-yy.bin/.idx not found" in out.stderr, out.stderr[-2000:]
     assert "--preorderer" in out.stderr
+
+
+FAMILIES = {
+    "dpe": ["--arch", "transformer_dpe"],
+    "xlpe": ["--arch", "transformer_xlpe", "--xlpe-mode", "combination", "--xlpe-heads", "1"],
+    "reorder-emb": ["--arch", "transformer_reorder_emb", "--reorder-emb", "both"],
+}
+requires_cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def oracle_data_bin(data_bin):
+    """The binarized corpus with oracle reorder positions for every split."""
+    raw, oracle = data_bin.parent / "raw", data_bin.parent / "data-bin-oracle"
+    oracle.mkdir()
+    for f in data_bin.iterdir():
+        (oracle / f.name).symlink_to(f)
+    for split in ("valid", "test"):
+        run("xlpe_fairseq.preprocessing.binarize", "--reorder", raw / f"{split}.reorder",
+            "--source", raw / f"{split}.xx", "--destdir", oracle, "--split", split,
+            "--source-lang", "xx", "--target-lang", "yy")
+    return oracle
+
+
+def family_training_args(data_bin, family, save_dir):
+    return [data_bin, "--user-dir", USER_DIR, "--task", "translation_reorder", *FAMILIES[family],
+            *TINY_MODEL, "--criterion", "label_smoothed_cross_entropy_with_order", "--optimizer",
+            "adam", "--lr", "0.002", "--max-tokens", "400", "--max-update", "4", "--save-dir",
+            save_dir, "--no-progress-bar", "--log-format", "simple", "--log-interval", "1",
+            "--num-workers", "0", "--seed", "3"]
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_data_parallel_training_on_two_workers(oracle_data_bin, tmp_path, family):
+    """Two fairseq-train workers under PyTorch's DDP (c10d) with gloo: on the GPU where there is
+    one, else on the CPU through a launcher that leaves out the GPU-only ``device_ids``."""
+    on_gpu = torch.cuda.is_available()
+    trainer = (["-m", "fairseq_cli.train"] if on_gpu
+               else [str(Path(__file__).parent / "cpu_data_parallel_train.py"), "--cpu"])
+    distributed = ["--distributed-world-size", "2", "--distributed-init-method",
+                   f"tcp://127.0.0.1:{free_port()}", "--distributed-no-spawn",
+                   "--distributed-backend", "gloo", "--ddp-backend", "c10d"]
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONWARNINGS": "ignore"}
+    workers = [
+        subprocess.Popen(
+            [sys.executable, *trainer,
+             *map(str, family_training_args(oracle_data_bin, family, tmp_path / "ckpt")),
+             *distributed, "--distributed-rank", str(rank)],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+        for rank in (0, 1)
+    ]
+    logs = [worker.communicate(timeout=300)[0] for worker in workers]
+    for rank, (worker, log) in enumerate(zip(workers, logs)):
+        assert worker.returncode == 0, f"{family}: worker {rank} failed:\n{log[-3000:]}"
+    assert "distributed init (rank 1)" in logs[1], f"{family}: no second worker:\n{logs[1][-2000:]}"
+    assert "num_updates 4" in logs[0], f"{family}: rank 0 did not train 4 updates:\n{logs[0][-2000:]}"
+    scored = generate(oracle_data_bin, tmp_path / "ckpt" / "checkpoint_last.pt", "--score-reference")
+    assert sum(line.startswith("H-") for line in scored.stdout.splitlines()) == 20
+
+
+@requires_cuda
+@pytest.mark.parametrize("family", FAMILIES)
+def test_fp16_training_and_generation_on_gpu(oracle_data_bin, tmp_path, family):
+    log = run("fairseq_cli.train", *family_training_args(oracle_data_bin, family, tmp_path / "ckpt"),
+              "--fp16")
+    assert "num_updates 4" in log.stdout + log.stderr
+    out = generate(oracle_data_bin, tmp_path / "ckpt" / "checkpoint_last.pt", "--beam", "3", "--fp16")
+    assert sum(line.startswith("H-") for line in out.stdout.splitlines()) == 20
