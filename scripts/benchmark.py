@@ -139,7 +139,7 @@ def training_seconds(model, criterion, optimizer, sample, steps, device):
         loss.backward()
         optimizer.step()
     synchronize(device)
-    return (time.perf_counter() - start) / steps
+    return (time.perf_counter() - start) / max(steps, 1)
 
 
 def decoding_seconds(model, vocab, sample, beam, device):
@@ -247,6 +247,7 @@ def replicate_corpus(files, pairs, directory):
     lines = sum(1 for _ in open(files[0], encoding="utf-8"))
     copies = -(-pairs // lines)
     replicated = []
+    Path(directory).mkdir(parents=True, exist_ok=True)
     for path in files:
         target = Path(directory) / Path(path).name
         with open(target, "wb") as out:
@@ -340,7 +341,6 @@ def main(argv=None):
         args.prep, args.models = True, []
     elif "transformer" not in args.models:
         args.models = ["transformer"] + args.models
-    torch.set_num_threads(torch.get_num_threads())
     rows = []
     if args.models:
         print(f"device {args.device}, size {args.size} {SIZES[args.size]}, "
