@@ -122,3 +122,29 @@ fetch_and_unpack() {
     done
     touch "$orig.stamp"
 }
+
+# parse_raw_dir_option ARGS...: the option every downloading recipe shares, --raw-dir DIR
+# (start from untokenized {train,valid,test}.{SRC,TGT} in DIR, no download). Sets RAW (empty
+# without it) and OPERANDS (the arguments after the options); anything else calls the
+# recipe's own usage.
+parse_raw_dir_option() {
+    RAW=
+    while [[ $# -gt 0 && $1 == --* ]]; do
+        case $1 in
+            --raw-dir) [[ $# -ge 2 ]] || usage; RAW=$2; shift 2 ;;
+            *) usage ;;
+        esac
+    done
+    OPERANDS=("$@")
+}
+
+# extract_raw_once ORIG STAMP: the recipe's extract_raw ORIG RAW, skipped while RAW's test
+# files are newer than STAMP (what marks ORIG complete).
+extract_raw_once() {
+    local orig=$1 stamp=$2
+    if fresh "$RAW/test.$SRC" "$RAW/test.$TGT" -- "$stamp"; then
+        skipped "extract raw text"
+    else
+        timed "extract raw text" extract_raw "$orig" "$RAW"
+    fi
+}

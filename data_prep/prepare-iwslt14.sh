@@ -21,16 +21,10 @@ usage() {
     echo "usage: $0 [--raw-dir DIR] {de-en|en-de|en-fr|en-it} OUTDIR" >&2
     exit 2
 }
-RAW=
-while [[ $# -gt 0 && $1 == --* ]]; do
-    case $1 in
-        --raw-dir) [[ $# -ge 2 ]] || usage; RAW=$2; shift 2 ;;
-        *) usage ;;
-    esac
-done
-[[ $# -eq 2 ]] || usage
-PAIR=$1
-OUT=$2
+parse_raw_dir_option "$@"
+[[ ${#OPERANDS[@]} -eq 2 ]] || usage
+PAIR=${OPERANDS[0]}
+OUT=${OPERANDS[1]}
 # ARCHIVE_PAIR: the WIT3 archive that holds the pair, named source-target as published
 case $PAIR in
     de-en | en-de) ARCHIVE_PAIR=de-en ;;
@@ -98,11 +92,7 @@ if [[ -z $RAW ]]; then
         timed "unpack $archive" tar -xzf "$archive" -C "$OUT/download"
         touch "$orig/train.tags.$ARCHIVE_PAIR.$SRC"  # tar keeps the archived mtimes
     fi
-    if fresh "$RAW/test.$SRC" "$RAW/test.$TGT" -- "$orig/train.tags.$ARCHIVE_PAIR.$SRC"; then
-        skipped "extract raw text"
-    else
-        timed "extract raw text" extract_raw "$orig" "$RAW"
-    fi
+    extract_raw_once "$orig" "$orig/train.tags.$ARCHIVE_PAIR.$SRC"
 fi
 
 prepare_corpus "$RAW" "$OUT" "$SRC" "$TGT"

@@ -20,15 +20,9 @@ usage() {
     echo "usage: $0 [--raw-dir DIR] OUTDIR" >&2
     exit 2
 }
-RAW=
-while [[ $# -gt 0 && $1 == --* ]]; do
-    case $1 in
-        --raw-dir) [[ $# -ge 2 ]] || usage; RAW=$2; shift 2 ;;
-        *) usage ;;
-    esac
-done
-[[ $# -eq 1 ]] || usage
-OUT=$1
+parse_raw_dir_option "$@"
+[[ ${#OPERANDS[@]} -eq 1 ]] || usage
+OUT=${OPERANDS[0]}
 SRC=en
 TGT=de
 PACKAGES=(libreoffice-help-en-us libreoffice-help-de)

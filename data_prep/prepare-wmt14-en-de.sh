@@ -18,15 +18,9 @@ usage() {
     echo "usage: $0 [--raw-dir DIR] OUTDIR" >&2
     exit 2
 }
-RAW=
-while [[ $# -gt 0 && $1 == --* ]]; do
-    case $1 in
-        --raw-dir) [[ $# -ge 2 ]] || usage; RAW=$2; shift 2 ;;
-        *) usage ;;
-    esac
-done
-[[ $# -eq 1 ]] || usage
-OUT=$1
+parse_raw_dir_option "$@"
+[[ ${#OPERANDS[@]} -eq 1 ]] || usage
+OUT=${OPERANDS[0]}
 SRC=en
 TGT=de
 MERGES=${MERGES:-32000}
@@ -62,13 +56,8 @@ extract_raw() {
 
 if [[ -z $RAW ]]; then
     RAW=$OUT/raw
-    orig=$OUT/download/orig
-    fetch_and_unpack "$OUT/download" "$orig"
-    if fresh "$RAW/test.$SRC" "$RAW/test.$TGT" -- "$orig.stamp"; then
-        skipped "extract raw text"
-    else
-        timed "extract raw text" extract_raw "$orig" "$RAW"
-    fi
+    fetch_and_unpack "$OUT/download" "$OUT/download/orig"
+    extract_raw_once "$OUT/download/orig" "$OUT/download/orig.stamp"
 fi
 
 prepare_corpus "$RAW" "$OUT" "$SRC" "$TGT"

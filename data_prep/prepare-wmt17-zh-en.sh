@@ -21,19 +21,13 @@ usage() {
     echo "usage: $0 [--raw-dir DIR] {zh-en|en-zh} OUTDIR" >&2
     exit 2
 }
-RAW=
-while [[ $# -gt 0 && $1 == --* ]]; do
-    case $1 in
-        --raw-dir) [[ $# -ge 2 ]] || usage; RAW=$2; shift 2 ;;
-        *) usage ;;
-    esac
-done
-[[ $# -eq 2 ]] || usage
-case $1 in
-    zh-en | en-zh) PAIR=$1 ;;
+parse_raw_dir_option "$@"
+[[ ${#OPERANDS[@]} -eq 2 ]] || usage
+case ${OPERANDS[0]} in
+    zh-en | en-zh) PAIR=${OPERANDS[0]} ;;
     *) usage ;;
 esac
-OUT=$2
+OUT=${OPERANDS[1]}
 SRC=${PAIR%-*}
 TGT=${PAIR#*-}
 MERGES=${MERGES:-32000}
@@ -70,13 +64,8 @@ extract_raw() {
 
 if [[ -z $RAW ]]; then
     RAW=$OUT/raw
-    orig=$OUT/download/orig
-    fetch_and_unpack "$OUT/download" "$orig"
-    if fresh "$RAW/test.$SRC" "$RAW/test.$TGT" -- "$orig.stamp"; then
-        skipped "extract raw text"
-    else
-        timed "extract raw text" extract_raw "$orig" "$RAW"
-    fi
+    fetch_and_unpack "$OUT/download" "$OUT/download/orig"
+    extract_raw_once "$OUT/download/orig" "$OUT/download/orig.stamp"
 fi
 
 prepare_corpus "$RAW" "$OUT" "$SRC" "$TGT"

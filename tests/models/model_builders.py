@@ -12,7 +12,7 @@ import torch
 from fairseq.data import Dictionary, LanguagePairDataset
 from fairseq.models import ARCH_CONFIG_REGISTRY, ARCH_MODEL_REGISTRY
 
-import xlpe_fairseq  # noqa: F401  (registers the plugin's models)
+from xlpe_fairseq import models  # noqa: F401  (registers the plugin's models)
 from xlpe_fairseq.data.reorder_dataset import LanguagePairWithReorderDataset
 
 WORDS = [f"w{i}" for i in range(12)]

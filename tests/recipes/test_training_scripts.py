@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 from fairseq import options
 
-import xlpe_fairseq  # noqa: F401  (registers the plugin's models for the parser)
+# registers the plugin for the parser, even where another test imported xlpe_fairseq first
+from xlpe_fairseq import criterions, models, tasks  # noqa: F401
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
