@@ -5,6 +5,7 @@ import os
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -228,17 +229,28 @@ def test_data_parallel_training_on_two_workers(oracle_data_bin, tmp_path, family
                    f"tcp://127.0.0.1:{free_port()}", "--distributed-no-spawn",
                    "--distributed-backend", "gloo", "--ddp-backend", "c10d"]
     env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONWARNINGS": "ignore"}
-    workers = [
-        subprocess.Popen(
-            [sys.executable, *trainer,
-             *map(str, family_training_args(oracle_data_bin, family, tmp_path / "ckpt")),
-             *distributed, "--distributed-rank", str(rank)],
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
-        for rank in (0, 1)
-    ]
-    logs = [worker.communicate(timeout=300)[0] for worker in workers]
-    for rank, (worker, log) in enumerate(zip(workers, logs)):
-        assert worker.returncode == 0, f"{family}: worker {rank} failed:\n{log[-3000:]}"
+    log_paths = [tmp_path / f"worker{rank}.log" for rank in (0, 1)]
+    workers = []
+    for rank, log_path in enumerate(log_paths):
+        with open(log_path, "w") as log_file:
+            workers.append(subprocess.Popen(
+                [sys.executable, *trainer,
+                 *map(str, family_training_args(oracle_data_bin, family, tmp_path / "ckpt")),
+                 *distributed, "--distributed-rank", str(rank)],
+                stdout=log_file, stderr=subprocess.STDOUT, text=True, env=env))
+    # a worker that fails leaves the other waiting in a collective: stop both then
+    deadline = time.monotonic() + 300
+    while (any(worker.poll() is None for worker in workers) and time.monotonic() < deadline
+           and not any(worker.poll() for worker in workers)):
+        time.sleep(0.2)
+    for worker in workers:
+        if worker.poll() is None:
+            worker.kill()
+        worker.wait()
+    logs = [log_path.read_text() for log_path in log_paths]
+    failed = "".join(f"\n--- worker {rank} exited with {worker.returncode}:\n{log[-3000:]}"
+                     for rank, (worker, log) in enumerate(zip(workers, logs)) if worker.returncode)
+    assert not failed, f"{family}: a worker failed or timed out (the other is then killed):{failed}"
     assert "distributed init (rank 1)" in logs[1], f"{family}: no second worker:\n{logs[1][-2000:]}"
     assert "num_updates 4" in logs[0], f"{family}: rank 0 did not train 4 updates:\n{logs[0][-2000:]}"
     scored = generate(oracle_data_bin, tmp_path / "ckpt" / "checkpoint_last.pt", "--score-reference")
