@@ -27,55 +27,56 @@ from .dpe_rules import alignment_cases, dpe_positions
 METHODS = {"dpe": dpe_positions, "btg": btg_positions}
 
 
-def parse_links(text, n_src, n_tgt, where):
-    """Parse fairseq ``i-j`` links and check each one lies inside the sentence pair.
-
-    ``where`` describes the line for error messages (file, line, the two side files).
-    """
+def parse_links(text, n_src, n_tgt):
+    """Parse fairseq ``i-j`` links and check each one lies inside the sentence pair."""
     links = []
     for field in text.split():
         i, sep, j = field.partition("-")
         if not (sep and i.isdigit() and j.isdigit()):
-            raise InputError(f"{where}: link {field!r} is not of the form i-j")
+            raise InputError(f"link {field!r} is not of the form i-j")
         i, j = int(i), int(j)
         if i >= n_src or j >= n_tgt:
             raise InputError(
-                f"{where}: link {field!r} is out of range for source length {n_src} "
+                f"link {field!r} is out of range for source length {n_src} "
                 f"and target length {n_tgt}"
             )
         links.append((i, j))
     return links
 
 
-def positions_with_cases(method, n_src, links):
-    """Positions of one sentence and the counts its summary adds up (see format_cases).
+def add_positions_and_cases(method, n_src, links, cases):
+    """Positions of one sentence; adds its counts to ``cases`` (see format_cases).
 
     btg counts the sentence once under each BTG rule that changed it; every other method
     counts source tokens by DPE alignment case.
     """
     if method == "btg":
         positions, rules = btg_positions_with_stats(n_src, links)
-        return positions, collections.Counter(rules, tokens=n_src)
-    return METHODS[method](n_src, links), alignment_cases(n_src, links)
+        cases.update(rules)
+        cases["tokens"] += n_src
+        return positions
+    cases.update(alignment_cases(n_src, links))
+    return METHODS[method](n_src, links)
 
 
 def extract_chunk(chunk, method, paths):
-    """Reorder lines and rule statistics for one chunk of (source, target, alignment) rows."""
+    """Reorder lines of one chunk of (source, target, alignment) rows, as one string (one
+    object to send back from a worker, not thousands), their count, and rule statistics."""
     first_lineno, rows = chunk
     source_path, target_path, alignment_path = paths
     lines = []
     cases = collections.Counter()
     for offset, (source, target, alignment) in enumerate(rows):
         n_src, n_tgt = len(source.split()), len(target.split())
-        where = (
-            f"{alignment_path} line {first_lineno + offset} "
-            f"(sources {source_path}, {target_path})"
-        )
-        links = parse_links(alignment, n_src, n_tgt, where)
-        positions, sentence_cases = positions_with_cases(method, n_src, links)
-        lines.append(" ".join(map(str, positions)) + "\n")
-        cases.update(sentence_cases)
-    return lines, cases
+        try:
+            links = parse_links(alignment, n_src, n_tgt)
+        except InputError as error:
+            raise InputError(f"{alignment_path} line {first_lineno + offset} "
+                             f"(sources {source_path}, {target_path}): {error}") from None
+        positions = add_positions_and_cases(method, n_src, links, cases)
+        lines.append(" ".join(map(str, positions)))
+    lines.append("")
+    return "\n".join(lines), len(rows), cases
 
 
 def extract_file(method, source, target, alignment, output, workers, chunk_size):
@@ -90,9 +91,9 @@ def extract_file(method, source, target, alignment, output, workers, chunk_size)
     with atomic_output(output) as out:
         chunks = read_parallel_chunks(paths, chunk_size)
         results = parallel_imap(work, chunks, workers, total=total, desc="reorder",
-                                unit="pairs", size=lambda result: len(result[0]))
-        for lines, chunk_cases in results:
-            out.writelines(lines)
+                                unit="pairs", size=lambda result: result[1])
+        for text, _, chunk_cases in results:
+            out.write(text)
             cases.update(chunk_cases)
     cases["pairs"] = total
     return cases
