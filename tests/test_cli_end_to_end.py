@@ -33,15 +33,40 @@ def run(module, *args, stdin=None, expect_failure=False):
     return result
 
 
+FAMILIES = {
+    "dpe": ["--arch", "transformer_dpe"],
+    "xlpe": ["--arch", "transformer_xlpe", "--xlpe-mode", "combination", "--xlpe-heads", "1"],
+    "reorder-emb": ["--arch", "transformer_reorder_emb", "--reorder-emb", "both"],
+}
+
+
+def training_args(data_bin, family, save_dir, max_update=4, max_tokens=400):
+    """fairseq-train arguments for a tiny model of ``family`` (a key of FAMILIES)."""
+    return [data_bin, "--user-dir", USER_DIR, "--task", "translation_reorder", *FAMILIES[family],
+            *TINY_MODEL, "--criterion", "label_smoothed_cross_entropy_with_order", "--optimizer",
+            "adam", "--lr", "0.002", "--max-tokens", max_tokens, "--max-update", max_update,
+            "--save-dir", save_dir, "--no-progress-bar", "--log-format", "simple",
+            "--log-interval", "1", "--num-workers", "0", "--seed", "3"]
+
+
 def train(data_bin, save_dir, max_update, *extra):
-    return run(
-        "fairseq_cli.train", data_bin, "--user-dir", USER_DIR, "--task", "translation_reorder",
-        "--arch", "transformer_dpe", *TINY_MODEL, "--criterion",
-        "label_smoothed_cross_entropy_with_order", "--label-smoothing", "0.1", "--order-lambda", "0.5",
-        "--optimizer", "adam", "--lr", "0.002", "--max-tokens", "800", "--max-update", max_update,
-        "--save-dir", save_dir, "--log-format", "simple", "--log-interval", "1", "--seed", "3",
-        "--no-progress-bar", "--num-workers", "0", *extra,
-    )
+    return run("fairseq_cli.train", *training_args(data_bin, "dpe", save_dir, max_update, 800),
+               "--label-smoothing", "0.1", "--order-lambda", "0.5", *extra)
+
+
+def binarize_positions(reorder, source, destdir, split):
+    run("xlpe_fairseq.preprocessing.binarize", "--reorder", reorder, "--source", source,
+        "--destdir", destdir, "--split", split, "--source-lang", "xx", "--target-lang", "yy")
+
+
+def linked_data_bin(data_bin, destination, keep=lambda name: True):
+    """A data-bin of symlinks to ``data_bin``'s files (those ``keep`` accepts), to which a test
+    adds other positions without touching the shared one."""
+    destination.mkdir()
+    for f in data_bin.iterdir():
+        if keep(f.name):
+            (destination / f.name).symlink_to(f)
+    return destination
 
 
 @pytest.fixture(scope="module")
@@ -52,9 +77,7 @@ def data_bin(tmp_path_factory):
     run("fairseq_cli.preprocess", "--source-lang", "xx", "--target-lang", "yy",
         "--trainpref", raw / "train", "--validpref", raw / "valid", "--testpref", raw / "test",
         "--destdir", data_bin, "--joined-dictionary", "--workers", "1")
-    run("xlpe_fairseq.preprocessing.binarize", "--reorder", raw / "train.reorder", "--source",
-        raw / "train.xx", "--destdir", data_bin, "--split", "train", "--source-lang", "xx",
-        "--target-lang", "yy")
+    binarize_positions(raw / "train.reorder", raw / "train.xx", data_bin, "train")
     return data_bin
 
 
@@ -109,17 +132,9 @@ def test_interactive_translates_raw_input_without_reorder_files(data_bin, checkp
 
 
 def test_dpe_training_without_train_reorder_file_fails_clearly(data_bin, tmp_path):
-    bare = tmp_path / "bare"
-    bare.mkdir()
-    for f in data_bin.iterdir():
-        if ".reorder." not in f.name:
-            (bare / f.name).symlink_to(f)
-    out = run(
-        "fairseq_cli.train", bare, "--user-dir", USER_DIR, "--task", "translation_reorder",
-        "--arch", "transformer_dpe", *TINY_MODEL, "--criterion",
-        "label_smoothed_cross_entropy_with_order", "--optimizer", "adam", "--lr", "0.001",
-        "--max-tokens", "500", "--max-update", "1", "--save-dir", tmp_path / "ckpt",
-        "--no-progress-bar", expect_failure=True)
+    bare = linked_data_bin(data_bin, tmp_path / "bare", keep=lambda name: ".reorder." not in name)
+    out = run("fairseq_cli.train", *training_args(bare, "dpe", tmp_path / "ckpt", max_update=1),
+              expect_failure=True)
     assert "train.reorder.xx-yy.bin/.idx not found" in out.stderr, out.stderr[-2000:]
 
 
@@ -134,22 +149,11 @@ def xlpe_run(data_bin):
         "--epochs", "2")
     run("xlpe_fairseq.preordering.predict", "--preorderer", preorderer, "--source",
         raw / "test.xx", "--output", root / "test.predicted.reorder")
-    with_test_positions = root / "data-bin-xlpe"
-    with_test_positions.mkdir()
-    for f in data_bin.iterdir():
-        (with_test_positions / f.name).symlink_to(f)
-    run("xlpe_fairseq.preprocessing.binarize", "--reorder", root / "test.predicted.reorder",
-        "--source", raw / "test.xx", "--destdir", with_test_positions, "--split", "test",
-        "--source-lang", "xx", "--target-lang", "yy")
+    with_test_positions = linked_data_bin(data_bin, root / "data-bin-xlpe")
+    binarize_positions(root / "test.predicted.reorder", raw / "test.xx", with_test_positions, "test")
     save_dir = root / "checkpoints-xlpe"
-    log = run(
-        "fairseq_cli.train", data_bin, "--user-dir", USER_DIR, "--task", "translation_reorder",
-        "--arch", "transformer_xlpe", "--xlpe-mode", "combination", "--xlpe-heads", "1",
-        *TINY_MODEL, "--criterion", "label_smoothed_cross_entropy_with_order",
-        "--reorder-noise", "0.1", "--preorderer", preorderer, "--optimizer", "adam", "--lr",
-        "0.002", "--max-tokens", "800", "--max-update", "4", "--save-dir", save_dir,
-        "--no-progress-bar", "--num-workers", "0", "--seed", "3",
-    )
+    log = run("fairseq_cli.train", *training_args(data_bin, "xlpe", save_dir, max_tokens=800),
+              "--reorder-noise", "0.1", "--preorderer", preorderer)
     assert "valid on 'valid' subset" in log.stdout + log.stderr, "validation runs on predicted positions"
     return save_dir / "checkpoint_last.pt", preorderer, with_test_positions
 
@@ -182,11 +186,6 @@ def test_xlpe_without_positions_or_preorderer_fails_clearly(data_bin, xlpe_run):
     assert "--preorderer" in out.stderr
 
 
-FAMILIES = {
-    "dpe": ["--arch", "transformer_dpe"],
-    "xlpe": ["--arch", "transformer_xlpe", "--xlpe-mode", "combination", "--xlpe-heads", "1"],
-    "reorder-emb": ["--arch", "transformer_reorder_emb", "--reorder-emb", "both"],
-}
 requires_cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
 
 
@@ -199,23 +198,11 @@ def free_port():
 @pytest.fixture(scope="module")
 def oracle_data_bin(data_bin):
     """The binarized corpus with oracle reorder positions for every split."""
-    raw, oracle = data_bin.parent / "raw", data_bin.parent / "data-bin-oracle"
-    oracle.mkdir()
-    for f in data_bin.iterdir():
-        (oracle / f.name).symlink_to(f)
+    raw = data_bin.parent / "raw"
+    oracle = linked_data_bin(data_bin, data_bin.parent / "data-bin-oracle")
     for split in ("valid", "test"):
-        run("xlpe_fairseq.preprocessing.binarize", "--reorder", raw / f"{split}.reorder",
-            "--source", raw / f"{split}.xx", "--destdir", oracle, "--split", split,
-            "--source-lang", "xx", "--target-lang", "yy")
+        binarize_positions(raw / f"{split}.reorder", raw / f"{split}.xx", oracle, split)
     return oracle
-
-
-def family_training_args(data_bin, family, save_dir):
-    return [data_bin, "--user-dir", USER_DIR, "--task", "translation_reorder", *FAMILIES[family],
-            *TINY_MODEL, "--criterion", "label_smoothed_cross_entropy_with_order", "--optimizer",
-            "adam", "--lr", "0.002", "--max-tokens", "400", "--max-update", "4", "--save-dir",
-            save_dir, "--no-progress-bar", "--log-format", "simple", "--log-interval", "1",
-            "--num-workers", "0", "--seed", "3"]
 
 
 @pytest.mark.parametrize("family", FAMILIES)
@@ -235,7 +222,7 @@ def test_data_parallel_training_on_two_workers(oracle_data_bin, tmp_path, family
         with open(log_path, "w") as log_file:
             workers.append(subprocess.Popen(
                 [sys.executable, *trainer,
-                 *map(str, family_training_args(oracle_data_bin, family, tmp_path / "ckpt")),
+                 *map(str, training_args(oracle_data_bin, family, tmp_path / "ckpt")),
                  *distributed, "--distributed-rank", str(rank)],
                 stdout=log_file, stderr=subprocess.STDOUT, text=True, env=env))
     # a worker that fails leaves the other waiting in a collective: stop both then
@@ -260,7 +247,7 @@ def test_data_parallel_training_on_two_workers(oracle_data_bin, tmp_path, family
 @requires_cuda
 @pytest.mark.parametrize("family", FAMILIES)
 def test_fp16_training_and_generation_on_gpu(oracle_data_bin, tmp_path, family):
-    log = run("fairseq_cli.train", *family_training_args(oracle_data_bin, family, tmp_path / "ckpt"),
+    log = run("fairseq_cli.train", *training_args(oracle_data_bin, family, tmp_path / "ckpt"),
               "--fp16")
     assert "num_updates 4" in log.stdout + log.stderr
     out = generate(oracle_data_bin, tmp_path / "ckpt" / "checkpoint_last.pt", "--beam", "3", "--fp16")
