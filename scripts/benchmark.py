@@ -28,6 +28,7 @@ import torch  # noqa: E402
 from fairseq.data import Dictionary  # noqa: E402
 from fairseq.models import ARCH_CONFIG_REGISTRY, ARCH_MODEL_REGISTRY  # noqa: E402
 from fairseq.sequence_generator import SequenceGenerator  # noqa: E402
+from fairseq.utils import apply_to_sample  # noqa: E402
 
 import xlpe_fairseq  # noqa: E402,F401  (registers the plugin)
 from xlpe_fairseq.criterions.label_smoothed_cross_entropy_with_order import (  # noqa: E402
@@ -115,13 +116,7 @@ def random_batch(vocab, sentences, length, device, takes_positions):
         net_input["reorder_positions"] = positions
     sample = {"net_input": net_input, "target": tgt, "ntokens": tgt.numel(),
               "reorder_positions": positions}
-    return _to(sample, device)
-
-
-def _to(value, device):
-    if isinstance(value, dict):
-        return {k: _to(v, device) for k, v in value.items()}
-    return value.to(device) if torch.is_tensor(value) else value
+    return apply_to_sample(lambda tensor: tensor.to(device), sample)
 
 
 def synchronize(device):

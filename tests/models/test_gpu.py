@@ -7,6 +7,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 from fairseq.sequence_generator import SequenceGenerator
+from fairseq.utils import move_to_cuda
 
 from models.model_builders import build_model, make_batch
 
@@ -30,7 +31,6 @@ MODELS = {
     "re-both": ("transformer_reorder_emb_iwslt_de_en", dict(reorder_emb="both"), None),
     "encoder-free-inxl": ("transformer_xlpe_encoder_free_iwslt_de_en", {}, "input"),
 }
-DEVICE = "cuda"
 
 
 def build(name):
@@ -41,18 +41,12 @@ def build(name):
     return model, task, batch
 
 
-def to_device(value):
-    if isinstance(value, dict):
-        return {k: to_device(v) for k, v in value.items()}
-    return value.to(DEVICE) if torch.is_tensor(value) else value
-
-
 @pytest.mark.parametrize("name", MODELS)
 def test_gpu_output_equals_cpu_output(name):
     model, _, batch = build(name)
     with torch.no_grad():
         on_cpu, _ = model(**batch["net_input"])
-        on_gpu, _ = model.to(DEVICE)(**to_device(batch["net_input"]))
+        on_gpu, _ = model.cuda()(**move_to_cuda(batch["net_input"]))
     torch.testing.assert_close(on_gpu.cpu(), on_cpu, atol=1e-4, rtol=1e-4,
                                msg=f"{name}: the GPU computes something else than the CPU")
 
@@ -60,8 +54,8 @@ def test_gpu_output_equals_cpu_output(name):
 @pytest.mark.parametrize("name", MODELS)
 def test_fp16_training_step_has_finite_loss_and_gradients(name):
     model, task, batch = build(name)
-    model = model.to(DEVICE).half().train()
-    batch = to_device(batch)
+    model = model.cuda().half().train()
+    batch = move_to_cuda(batch)
     logits, extra = model(**batch["net_input"])
     loss = F.cross_entropy(logits.float().flatten(0, 1), batch["target"].flatten(),
                            ignore_index=task.target_dictionary.pad())
@@ -78,8 +72,8 @@ def test_fp16_training_step_has_finite_loss_and_gradients(name):
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16])
 def test_gpu_beam_search_scores_equal_forced_decoding(name, dtype):
     model, task, batch = build(name)
-    model = model.to(DEVICE).to(dtype)
-    batch = to_device(batch)
+    model = model.cuda().to(dtype)
+    batch = move_to_cuda(batch)
     dictionary = task.target_dictionary
     generator = SequenceGenerator([model], dictionary, beam_size=3, max_len_b=6)
     tolerance = 1e-4 if dtype == torch.float32 else 2e-2
