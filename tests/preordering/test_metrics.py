@@ -42,7 +42,8 @@ def test_short_sentences_score_one_and_are_left_out_of_averages():
     assert kendall_tau([0], [0]) == 1.0
     assert fuzzy_reordering_score([], []) == 1.0
     scores = corpus_scores([[0], [1, 0], [0, 1]], [[0], [0, 1], [0, 1]])
-    assert scores == {"kendall_tau": 0.0, "fuzzy_reordering_score": 0.5, "sentences": 2}
+    assert scores == {"kendall_tau": 0.0, "fuzzy_reordering_score": 0.5, "exact_match": 0.5,
+                      "sentences": 2}
 
 
 def test_monotone_baseline():

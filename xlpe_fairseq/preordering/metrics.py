@@ -9,6 +9,7 @@ position of each source token).
   Translation Reordering"): ``1 - (chunks - 1) / (n - 1)``, where chunks is the least number
   of pieces the hypothesis order must be cut into so that each piece is a contiguous run of
   the reference order. Computed without sentence boundary markers.
+- Exact match: the share of sentences whose hypothesis order is the reference order.
 
 Sentences of fewer than two tokens have a single order; they are left out of corpus averages,
 which are plain means over the remaining sentences.
@@ -56,7 +57,8 @@ def fuzzy_reordering_score(hypothesis, reference):
 
 
 def corpus_scores(hypotheses, references):
-    """Mean Kendall's tau and FRS over sentences of two or more tokens, and their count."""
+    """Mean Kendall's tau, FRS and exact match over sentences of two or more tokens, and their
+    count."""
     if len(hypotheses) != len(references):
         raise ValueError(f"{len(hypotheses)} hypotheses but {len(references)} references")
     pairs = [(h, r) for h, r in zip(hypotheses, references) if len(r) >= 2]
@@ -64,6 +66,7 @@ def corpus_scores(hypotheses, references):
     return {
         "kendall_tau": sum(kendall_tau(h, r) for h, r in pairs) / count,
         "fuzzy_reordering_score": sum(fuzzy_reordering_score(h, r) for h, r in pairs) / count,
+        "exact_match": sum(list(h) == list(r) for h, r in pairs) / count,
         "sentences": len(pairs),
     }
 
@@ -76,11 +79,11 @@ def monotone_scores(references):
 def format_scores(hypothesis, monotone):
     return (
         f"sentences scored (>= 2 tokens): {hypothesis['sentences']}\n"
-        f"{'':12}{'Kendall tau':>12}{'FRS':>8}\n"
+        f"{'':12}{'Kendall tau':>12}{'FRS':>8}{'exact':>8}\n"
         f"{'hypothesis':12}{hypothesis['kendall_tau']:12.4f}"
-        f"{hypothesis['fuzzy_reordering_score']:8.4f}\n"
+        f"{hypothesis['fuzzy_reordering_score']:8.4f}{hypothesis['exact_match']:8.4f}\n"
         f"{'monotone':12}{monotone['kendall_tau']:12.4f}"
-        f"{monotone['fuzzy_reordering_score']:8.4f}"
+        f"{monotone['fuzzy_reordering_score']:8.4f}{monotone['exact_match']:8.4f}"
     )
 
 
