@@ -1,4 +1,5 @@
 """The order-loss criterion: formula, scale, fallbacks and logging."""
+import math
 from types import SimpleNamespace
 
 import pytest
@@ -72,9 +73,9 @@ def vocab():
     return dictionary
 
 
-def make_criterion(vocab, order_lambda=0.3, eps=0.1):
+def make_criterion(vocab, order_lambda=0.3, eps=0.1, reduction="sum"):
     task = SimpleNamespace(source_dictionary=vocab, target_dictionary=vocab)
-    return LabelSmoothedCrossEntropyWithOrderCriterion(task, False, eps, order_lambda)
+    return LabelSmoothedCrossEntropyWithOrderCriterion(task, False, eps, order_lambda, reduction)
 
 
 def test_loss_is_lambda_weighted_sum_of_summed_ce_and_summed_mse(vocab):
@@ -91,11 +92,73 @@ def test_loss_is_lambda_weighted_sum_of_summed_ce_and_summed_mse(vocab):
     order = sum(
         ((predictions[b, t] - table[p + vocab.pad() + 1]) ** 2).mean() for b, t, p in supervised
     )
-    expected = 0.3 * ce + 0.7 * order
-    assert torch.allclose(loss, expected, atol=1e-5), f"loss {loss} != 0.3*CE + 0.7*order = {expected}"
+    expected = 0.7 * ce + 0.3 * order
+    assert torch.allclose(loss, expected, atol=1e-5), f"loss {loss} != 0.7*CE + 0.3*order = {expected}"
     assert sample_size == 5
     assert log["order_ntokens"] == 4, "EOS and padding are not supervised"
     assert torch.allclose(log["order_loss"], order, atol=1e-5)
+
+
+def sinusoid(index, dim=DIM):
+    """fairseq's sinusoid table row ``index``, written out: sin in the first half, cos after."""
+    half = dim // 2
+    frequencies = [math.exp(-k * math.log(10000) / (half - 1)) for k in range(half)]
+    return torch.tensor([math.sin(index * f) for f in frequencies]
+                        + [math.cos(index * f) for f in frequencies])
+
+
+def exact_batch(vocab):
+    """Uniform logits (label-smoothed CE = log V per target token, whatever ε) and order
+    predictions exactly 1 away from their targets in every dimension (MSE 1 per supervised
+    token; EOS and padding are 10 away, to show they do not count)."""
+    sample = fixed_batch(vocab)
+    logits = torch.zeros(2, 3, len(vocab))
+    predictions = torch.full((2, 4, DIM), 10.0)
+    # fairseq numbers position p as table row p + padding_idx + 1
+    for b, t, p in [(0, 0, 2), (0, 1, 0), (0, 2, 1), (1, 2, 0)]:
+        predictions[b, t] = sinusoid(p + vocab.pad() + 1) + 1.0
+    return sample, FixedOutputModel(logits, predictions, vocab.pad())
+
+
+@pytest.mark.parametrize("order_lambda", [0.0, 0.3, 0.5, 1.0])
+@pytest.mark.parametrize("reduction,order_term", [("sum", 4.0), ("batch-mean", 1.0)])
+def test_lambda_weighs_the_order_loss_at_each_scale(vocab, order_lambda, reduction, order_term):
+    """(1−λ)·CE + λ·order, with 5 target tokens and 4 supervised source tokens: the summed
+    order loss is 4·1, the batch mean 1 (ntokens times weaker), CE is 5·log V."""
+    sample, model = exact_batch(vocab)
+    criterion = make_criterion(vocab, order_lambda=order_lambda, reduction=reduction)
+    loss, _, log = criterion(model, sample)
+    ce = 5 * math.log(len(vocab))
+    expected = (1 - order_lambda) * ce + order_lambda * order_term
+    assert loss.item() == pytest.approx(expected, rel=1e-5), (
+        f"--order-lambda {order_lambda} --order-loss-reduction {reduction}: loss {loss.item()} "
+        f"!= (1-λ)·{ce:.4f} + λ·{order_term}")
+    assert log["order_loss"].item() == pytest.approx(4.0, rel=1e-5), "logged summed in both modes"
+    assert log["order_ntokens"] == 4
+
+
+def test_batch_mean_without_supervised_tokens_adds_nothing(vocab):
+    sample, model = exact_batch(vocab)
+    sample["reorder_positions"] = torch.LongTensor([[-1, -1, -1, 3], [-1, -1, -1, 1]])
+    loss, _, log = make_criterion(vocab, order_lambda=0.5, reduction="batch-mean")(model, sample)
+    assert loss.item() == pytest.approx(0.5 * 5 * math.log(len(vocab)), rel=1e-5)
+    assert log["order_ntokens"] == 0
+
+
+def test_tokens_without_order_target_are_not_supervised(vocab):
+    """-1 (xlpe-reorder --unaligned skip) inside a sentence is left out like padding."""
+    sample, model = exact_batch(vocab)
+    sample["reorder_positions"] = torch.LongTensor([[1, -1, 0, 3], [-1, -1, 0, 1]])
+    model.order_predictions[0, 0] = sinusoid(1 + vocab.pad() + 1) + 1.0
+    model.order_predictions[0, 2] = sinusoid(0 + vocab.pad() + 1) + 1.0
+    _, _, log = make_criterion(vocab)(model, sample)
+    assert log["order_ntokens"] == 3
+    assert log["order_loss"].item() == pytest.approx(3.0, rel=1e-5)
+
+
+def test_reduction_is_validated(vocab):
+    with pytest.raises(ValueError, match=r"--order-loss-reduction must be one of"):
+        make_criterion(vocab, reduction="mean")
 
 
 def test_order_loss_is_summed_not_averaged(vocab):
