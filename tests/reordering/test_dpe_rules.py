@@ -5,6 +5,7 @@ import random
 import pytest
 
 from xlpe_fairseq.reordering.dpe_rules import alignment_cases, dpe_positions
+from xlpe_fairseq.reordering.reorder_file import validate_permutation
 
 
 def assert_permutation(pos, n):
@@ -68,3 +69,41 @@ def test_alignment_cases_counts_each_rule():
 @pytest.mark.parametrize("n", [1, 5])
 def test_identity_when_every_word_aligned_to_itself(n):
     assert dpe_positions(n, [(i, i) for i in range(n)]) == list(range(n))
+
+
+def test_skip_gives_unaligned_words_no_target_and_ranks_the_others():
+    # token 1 is unaligned; 0 -> target 5, 2 -> target 0, 3 -> target 2: ranked 2, 0, 1
+    assert dpe_positions(4, [(0, 5), (2, 0), (3, 2)], unaligned="skip") == [2, -1, 0, 1]
+
+
+def test_skip_keeps_the_other_rules():
+    # one-to-many (0 -> {1, 3}: first target 1), many-to-one (2 and 3 -> target 0, moving
+    # together in source order), unaligned 1 and 4
+    links = [(0, 3), (0, 1), (2, 0), (3, 0)]
+    assert dpe_positions(5, links, unaligned="skip") == [2, -1, 0, 1, -1]
+    assert dpe_positions(5, links, unaligned="keep") == [3, 1, 0, 2, 4]
+
+
+def test_skip_equals_keep_when_every_word_is_aligned():
+    links = [(0, 2), (1, 0), (2, 1)]
+    assert dpe_positions(3, links, unaligned="skip") == dpe_positions(3, links) == [2, 0, 1]
+
+
+def test_skip_without_links_supervises_nothing():
+    assert dpe_positions(3, [], unaligned="skip") == [-1, -1, -1]
+
+
+def test_skip_is_a_partial_permutation_on_random_alignments():
+    rng = random.Random(1)
+    for _ in range(500):
+        n, m = rng.randint(1, 12), rng.randint(1, 12)
+        links = [(i, j) for i, j in itertools.product(range(n), range(m)) if rng.random() < 0.2]
+        pos = dpe_positions(n, links, unaligned="skip")
+        aligned = {i for i, _ in links}
+        assert [i for i, p in enumerate(pos) if p == -1] == sorted(set(range(n)) - aligned)
+        validate_permutation(pos, n, f"links {links}", allow_no_target=True)
+
+
+def test_unknown_unaligned_choice_is_refused():
+    with pytest.raises(ValueError, match="unaligned must be one of"):
+        dpe_positions(2, [(0, 0)], unaligned="drop")

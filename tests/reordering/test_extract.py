@@ -53,7 +53,7 @@ def test_mismatched_line_counts_exit_with_message(corpus, capsys):
     with pytest.raises(SystemExit) as exit_info:
         main(["--source", src, "--target", tgt, "--alignment", align,
               "--output", str(tmp_path / "out")])
-    assert exit_info.value.code == 2
+    assert exit_info.value.code == 1
     assert "train.align: 1 lines" in capsys.readouterr().err
 
 
@@ -100,3 +100,35 @@ def test_dpe_summary_keeps_token_shares(corpus, capsys):
     assert capsys.readouterr().err.splitlines()[-1] == (
         "xlpe-reorder: 3 pairs, 6 source tokens: unaligned 33.3%, one-to-many 0.0%, "
         "many-to-one 0.0%")
+
+
+@pytest.mark.parametrize("workers,chunk_size", [(1, 100), (2, 1)])
+def test_dpe_skip_writes_minus_one_for_unaligned_tokens(corpus, workers, chunk_size):
+    tmp_path, src, tgt = corpus
+    align = write(tmp_path / "train.align", ["0-2 2-0", "1-0", ""])
+    out = tmp_path / "train.reorder"
+    cases = extract_file("dpe", src, tgt, align, str(out), workers, chunk_size, unaligned="skip")
+    assert out.read_text() == "1 -1 0\n-1 0\n-1\n"
+    assert (cases["tokens"], cases["unaligned"]) == (6, 3), dict(cases)
+
+
+def test_dpe_skip_summary_says_unaligned_tokens_have_no_target(corpus, capsys):
+    tmp_path, src, tgt = corpus
+    align = write(tmp_path / "train.align", ["0-2 1-1 2-0", "0-0", ""])
+    main(["--unaligned", "skip", "--source", src, "--target", tgt, "--alignment", align,
+          "--output", str(tmp_path / "out"), "--workers", "1"])
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        "xlpe-reorder: 3 pairs, 6 source tokens: unaligned 33.3% (no order target), "
+        "one-to-many 0.0%, many-to-one 0.0%")
+    assert (tmp_path / "out").read_text() == "2 1 0\n0 -1\n-1\n"
+
+
+def test_unaligned_option_is_refused_for_btg(corpus, capsys):
+    tmp_path, src, tgt = corpus
+    align = write(tmp_path / "train.align", ["0-0", "0-0", ""])
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--method", "btg", "--unaligned", "skip", "--source", src, "--target", tgt,
+              "--alignment", align, "--output", str(tmp_path / "out")])
+    assert exit_info.value.code == 2
+    assert "--unaligned applies to --method dpe only" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()

@@ -36,6 +36,30 @@ def test_negative_is_out_of_range():
         parse_reorder_line("0 -1 1", 3, "f", 1)
 
 
+def test_minus_one_where_a_permutation_is_needed_explains_skip():
+    with pytest.raises(ReorderFileError, match=r"f line 1: position -1 \(token 1\) is out of range "
+                                               r"0..2 \(-1 marks a token without an order target.*"
+                                               r"--unaligned skip.*only DPE's order loss"):
+        parse_reorder_line("0 -1 1", 3, "f", 1)
+
+
+def test_order_targets_accept_tokens_without_target():
+    assert parse_reorder_line("1 -1 0 -1", 4, "f", 1, allow_no_target=True) == [1, -1, 0, -1]
+    assert parse_reorder_line("-1 -1", 2, "f", 1, allow_no_target=True) == [-1, -1]
+    validate_permutation([2, 0, 1], 3, "x", allow_no_target=True)
+
+
+@pytest.mark.parametrize("line,message", [
+    # 2 tokens have a target, so they must be ranked 0..1
+    ("2 -1 0", r"f line 4: position 2 \(token 0\) is out of range 0..1 \(2 tokens have an order target\)"),
+    ("0 -1 0", r"f line 4: position 0 occurs twice, so the line is not a permutation of 0..1"),
+    ("0 -2 1", r"f line 4: position -2 \(token 1\) is out of range 0..2"),
+])
+def test_partial_permutation_is_still_checked(line, message):
+    with pytest.raises(ReorderFileError, match=message):
+        parse_reorder_line(line, 3, "f", 4, allow_no_target=True)
+
+
 def test_duplicate_is_not_a_permutation():
     with pytest.raises(ReorderFileError, match=r"position 1 occurs twice.*not a permutation"):
         parse_reorder_line("1 1 0", 3, "train.reorder", 5)

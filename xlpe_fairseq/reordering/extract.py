@@ -1,7 +1,8 @@
 """``xlpe-reorder``: write ``{split}.reorder`` from BPE-level source, target and alignment.
 
 Each output line holds one integer per source BPE token (EOS excluded): the 0-based position
-of that token in the target-ordered source, a permutation of 0..n-1 (see reorder_file).
+of that token in the target-ordered source, a permutation of 0..n-1 (see reorder_file); with
+``--method dpe --unaligned skip``, -1 for unaligned tokens and 0..m-1 for the m others.
 Methods are looked up in METHODS: ``dpe`` (Zheng et al. 2021) and ``btg`` (a BTG tree
 consistent with the alignment, for XL PE, Ding et al. 2020); others register the same way.
 """
@@ -21,9 +22,10 @@ from ..preprocessing.io_utils import (
     run_command,
 )
 from .btg_rules import RULE_NAMES, btg_positions, btg_positions_with_stats
-from .dpe_rules import alignment_cases, dpe_positions
+from .dpe_rules import UNALIGNED_CHOICES, UNALIGNED_KEEP, alignment_cases, dpe_positions
 
-# method name -> function(n_src, links) -> positions (a permutation of range(n_src))
+# method name -> function(n_src, links) -> positions (a permutation of range(n_src)); btg takes
+# the source tokens instead of n_src (it moves the BPE pieces of a word together)
 METHODS = {"dpe": dpe_positions, "btg": btg_positions}
 
 
@@ -44,22 +46,25 @@ def parse_links(text, n_src, n_tgt):
     return links
 
 
-def add_positions_and_cases(method, n_src, links, cases):
+def add_positions_and_cases(method, source_tokens, links, cases, unaligned=UNALIGNED_KEEP):
     """Positions of one sentence; adds its counts to ``cases`` (see format_cases).
 
     btg counts the sentence once under each BTG rule that changed it; every other method
-    counts source tokens by DPE alignment case.
+    counts source tokens by DPE alignment case. ``unaligned`` is dpe's keep/skip choice.
     """
+    n_src = len(source_tokens)
     if method == "btg":
-        positions, rules = btg_positions_with_stats(n_src, links)
+        positions, rules = btg_positions_with_stats(source_tokens, links)
         cases.update(rules)
         cases["tokens"] += n_src
         return positions
     cases.update(alignment_cases(n_src, links))
+    if method == "dpe":
+        return dpe_positions(n_src, links, unaligned)
     return METHODS[method](n_src, links)
 
 
-def extract_chunk(chunk, method, paths):
+def extract_chunk(chunk, method, paths, unaligned=UNALIGNED_KEEP):
     """Reorder lines of one chunk of (source, target, alignment) rows, as one string (one
     object to send back from a worker, not thousands), their count, and rule statistics."""
     first_lineno, rows = chunk
@@ -67,27 +72,32 @@ def extract_chunk(chunk, method, paths):
     lines = []
     cases = collections.Counter()
     for offset, (source, target, alignment) in enumerate(rows):
-        n_src, n_tgt = len(source.split()), len(target.split())
+        source_tokens = source.split()
+        n_src, n_tgt = len(source_tokens), len(target.split())
         try:
             links = parse_links(alignment, n_src, n_tgt)
         except InputError as error:
             raise InputError(f"{alignment_path} line {first_lineno + offset} "
                              f"(sources {source_path}, {target_path}): {error}") from None
-        positions = add_positions_and_cases(method, n_src, links, cases)
+        positions = add_positions_and_cases(method, source_tokens, links, cases, unaligned)
         lines.append(" ".join(map(str, positions)))
     lines.append("")
     return "\n".join(lines), len(rows), cases
 
 
-def extract_file(method, source, target, alignment, output, workers, chunk_size):
-    """Stream the three inputs through ``method`` into ``output``; return the case counts."""
+def extract_file(method, source, target, alignment, output, workers, chunk_size,
+                 unaligned=UNALIGNED_KEEP):
+    """Stream the three inputs through ``method`` into ``output``; return the case counts.
+
+    ``unaligned`` (dpe only): ``keep`` unaligned words in their slots, or ``skip`` them
+    (NO_ORDER_TARGET, -1, in the output; see dpe_rules)."""
     if method not in METHODS:
         raise InputError(f"unknown method {method!r}; known: {', '.join(sorted(METHODS))}")
     paths = (source, target, alignment)
     total = check_same_line_count(paths)
     check_not_inputs([output], paths)
     cases = collections.Counter()
-    work = functools.partial(extract_chunk, method=method, paths=paths)
+    work = functools.partial(extract_chunk, method=method, paths=paths, unaligned=unaligned)
     with atomic_output(output) as out:
         chunks = read_parallel_chunks(paths, chunk_size)
         results = parallel_imap(work, chunks, workers, total=total, desc="reorder",
@@ -99,17 +109,19 @@ def extract_file(method, source, target, alignment, output, workers, chunk_size)
     return cases
 
 
-def format_cases(cases, method="dpe"):
+def format_cases(cases, method="dpe", unaligned=UNALIGNED_KEEP):
     """One-line summary of how often each rule applied: for btg the share of sentences each
-    BTG rule changed, otherwise the share of source tokens under each DPE case."""
+    BTG rule changed, otherwise the share of source tokens under each DPE case (with
+    ``--unaligned skip``, the unaligned ones are those without an order target)."""
     header = f"{cases['pairs']} pairs, {cases['tokens']} source tokens: "
     if method == "btg":
         pairs = max(cases["pairs"], 1)
         return header + "sentences touched by " + ", ".join(
             f"{rule} {cases[rule] / pairs:.1%}" for rule in RULE_NAMES)
     tokens = max(cases["tokens"], 1)
+    skipped = " (no order target)" if unaligned != UNALIGNED_KEEP else ""
     return header + (
-        f"unaligned {cases['unaligned'] / tokens:.1%}, "
+        f"unaligned {cases['unaligned'] / tokens:.1%}{skipped}, "
         f"one-to-many {cases['one_to_many'] / tokens:.1%}, "
         f"many-to-one {cases['many_to_one'] / tokens:.1%}"
     )
@@ -124,6 +136,12 @@ def build_parser():
     parser.add_argument("--method", choices=sorted(METHODS), default="dpe",
                         help="extraction method (default: dpe, Zheng et al. 2021 Sec. 3.1; "
                         "btg: a BTG tree consistent with the alignment, for XL PE)")
+    parser.add_argument("--unaligned", choices=UNALIGNED_CHOICES,
+                        help="dpe only: keep (default) pins an unaligned word to its slot and "
+                        "supervises it there (the paper's rule); skip writes -1 (no order "
+                        "target) for it and ranks the aligned words 0..m-1 among themselves "
+                        "(the authors' public code). -1 lines are order-loss targets only: "
+                        "XL PE, the preorderer and xlpe-reorder-text refuse them")
     parser.add_argument("--source", required=True, help="source BPE text, one sentence a line")
     parser.add_argument("--target", required=True, help="target BPE text, one sentence a line")
     parser.add_argument("--alignment", required=True,
@@ -134,12 +152,17 @@ def build_parser():
 
 
 def main(argv=None):
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.unaligned is not None and args.method != "dpe":
+        parser.error(f"--unaligned applies to --method dpe only (btg attaches unaligned "
+                     f"words to a neighbour), not to --method {args.method}")
+    unaligned = args.unaligned or UNALIGNED_KEEP
 
     def body():
         cases = extract_file(args.method, args.source, args.target, args.alignment,
-                             args.output, args.workers, args.chunk_size)
-        print(f"xlpe-reorder: {format_cases(cases, args.method)}", file=sys.stderr)
+                             args.output, args.workers, args.chunk_size, unaligned)
+        print(f"xlpe-reorder: {format_cases(cases, args.method, unaligned)}", file=sys.stderr)
 
     run_command(body, "xlpe-reorder")
 
