@@ -44,7 +44,7 @@ def test_round_trip(files, capsys):
 def expect_input_error(main, argv, capsys, *fragments):
     with pytest.raises(SystemExit) as exit_info:
         main(argv)
-    assert exit_info.value.code == 2
+    assert exit_info.value.code == 1
     message = capsys.readouterr().err
     for fragment in fragments:
         assert fragment in message

@@ -41,7 +41,7 @@ def test_invalid_line_writes_nothing(tmp_path, capsys, bad_line, message):
     reorder = write(tmp_path / "train.reorder", ["0", bad_line])
     with pytest.raises(SystemExit) as exit_info:
         main(args(reorder, source, tmp_path / "data-bin"))
-    assert exit_info.value.code == 2
+    assert exit_info.value.code == 1
     err = capsys.readouterr().err
     assert re.search(message, err), err
     assert list((tmp_path / "data-bin").iterdir()) == [], "nothing may be written on error"

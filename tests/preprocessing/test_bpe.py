@@ -66,5 +66,5 @@ def test_missing_input_exits_with_message(tmp_path, capsys):
     with pytest.raises(SystemExit) as exit_info:
         main(["learn", "--input", str(tmp_path / "nope"), "--codes", str(tmp_path / "c"),
               "--merges", "10"])
-    assert exit_info.value.code == 2
+    assert exit_info.value.code == 1
     assert "nope: no such file" in capsys.readouterr().err

@@ -10,9 +10,12 @@ from xlpe_fairseq.preprocessing.io_utils import (
     check_not_inputs,
     check_same_line_count,
     count_lines,
+    open_text,
     parallel_imap,
+    read_lines,
     read_parallel_chunks,
     require_files,
+    run_command,
 )
 
 
@@ -69,6 +72,50 @@ def test_parallel_chunks_carry_one_based_line_numbers(tmp_path):
     chunks = list(read_parallel_chunks([a, b], 2))
     assert [lineno for lineno, _ in chunks] == [1, 3, 5]
     assert chunks[1][1] == [("a2", "b2"), ("a3", "b3")]
+
+
+@pytest.mark.parametrize("content, line, byte, column", [
+    (b"\xff\xfeh\x00i\x00\n", 1, 0xFF, 1),  # a UTF-16 file with its byte-order mark
+    (b"ok\nca\xe9t\xe9\n", 2, 0xE9, 3),  # Latin-1
+    (b"ok\n\xc3\xa9t\xe9\n", 2, 0xE9, 4),  # the column counts bytes: \xc3\xa9 is one character
+    (b"ok\nok\nab\xc3\n", 3, 0xC3, 3),  # a character cut off at the end of the line
+])
+def test_undecodable_byte_is_located_by_line_and_column(tmp_path, content, line, byte, column):
+    path = tmp_path / "in.txt"
+    path.write_bytes(content)
+    expected = f"{path} line {line}: not UTF-8 (byte 0x{byte:02x} at column {column})"
+    with pytest.raises(InputError) as error:
+        read_lines(str(path))
+    assert str(error.value) == expected
+    with pytest.raises(InputError) as error, open_text(str(path)) as f:
+        f.read()
+    assert str(error.value) == expected
+
+
+def test_undecodable_byte_in_a_later_chunk_has_its_file_line_number(tmp_path):
+    good = write(tmp_path / "a", "".join(f"a{k}\n" for k in range(9)))
+    bad = tmp_path / "b"
+    bad.write_bytes(b"".join(b"b\xff\n" if k == 6 else b"b\n" for k in range(9)))
+    with pytest.raises(InputError) as error:
+        list(read_parallel_chunks([good, str(bad)], 2))
+    assert str(error.value) == f"{bad} line 7: not UTF-8 (byte 0xff at column 2)"
+
+
+def test_errors_of_the_chunk_consumer_are_not_renamed(tmp_path):
+    path = write(tmp_path / "a", "x\n")
+    with pytest.raises(UnicodeDecodeError):
+        for _ in read_parallel_chunks([path], 2):
+            b"\xff".decode("utf-8")
+
+
+def test_run_command_prints_the_message_and_exits_1(capsys):
+    def body():
+        raise InputError("in.txt line 3: not UTF-8 (byte 0xff at column 1)")
+
+    with pytest.raises(SystemExit) as exit_info:
+        run_command(body, "xlpe-x")
+    assert exit_info.value.code == 1
+    assert capsys.readouterr().err == "xlpe-x: error: in.txt line 3: not UTF-8 (byte 0xff at column 1)\n"
 
 
 def _square_all(chunk):

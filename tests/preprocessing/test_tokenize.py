@@ -31,5 +31,5 @@ def test_missing_input_exits_with_message(tmp_path, capsys):
     with pytest.raises(SystemExit) as exit_info:
         main(["--lang", "en", "--input", str(tmp_path / "missing.en"),
               "--output", str(tmp_path / "out")])
-    assert exit_info.value.code == 2
+    assert exit_info.value.code == 1
     assert "missing.en: no such file" in capsys.readouterr().err

@@ -83,7 +83,7 @@ def test_missing_aligner_binary(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(word_alignment.sys, "executable", str(tmp_path / "python"))
     with pytest.raises(SystemExit) as exit_info:
         main(["--source", src, "--target", tgt, "--output", str(tmp_path / "out")])
-    assert exit_info.value.code == 2
+    assert exit_info.value.code == 1
     assert "eflomal-align not found on PATH; pip install eflomal" in capsys.readouterr().err
     with pytest.raises(InputError, match=r"fast_align not found on PATH"):
         align_files(src, tgt, str(tmp_path / "out"), aligner="fast_align")
@@ -137,7 +137,7 @@ def test_aligner_failure_reports_the_command(tmp_path, capsys):
     with pytest.raises(SystemExit) as exit_info:
         main(["--source", src, "--target", tgt, "--output", str(tmp_path / "out"),
               "--aligner-args=--no-such-option"])
-    assert exit_info.value.code == 2
+    assert exit_info.value.code == 1
     err = capsys.readouterr().err
     assert "eflomal-align" in err and "failed with status" in err, err
     assert not (tmp_path / "out").exists()

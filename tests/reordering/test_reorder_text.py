@@ -37,7 +37,7 @@ def test_wrong_token_count_and_line_count_exit_with_message(tmp_path, capsys):
     with pytest.raises(SystemExit) as exit_info:
         main(["--source", source, "--reorder", reorder, "--output", str(tmp_path / "out"),
               "--workers", "1"])
-    assert exit_info.value.code == 2
+    assert exit_info.value.code == 1
     assert "train.reorder line 1: expected 3 positions (one per source token), found 2" in (
         capsys.readouterr().err)
     short = write(tmp_path / "short.reorder", ["2 0 1"])

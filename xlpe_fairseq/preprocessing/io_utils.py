@@ -2,6 +2,10 @@
 
 Atomic output files, input checks that name the file and the 1-based line, chunked
 reading of parallel files, and an order-preserving parallel map with a progress bar.
+
+Text is read as strict UTF-8. Python's decoding error knows neither the file nor the line,
+so on one the file is scanned again in binary to name the first undecodable byte:
+``FILE line N: not UTF-8 (byte 0xNN at column C)``, line and column (in bytes) 1-based.
 """
 import collections
 import contextlib
@@ -35,6 +39,60 @@ def add_parallel_arguments(parser, chunk_size, unit="lines"):
                         help="worker processes (default: all cores)")
     parser.add_argument("--chunk-size", type=int, default=chunk_size,
                         help=f"{unit} per work unit (default: {chunk_size})")
+
+
+def find_not_utf8(name, lines):
+    """InputError locating the first byte of ``lines`` that is not UTF-8, or None.
+
+    ``lines`` are bytes ending in ``\\n``, e.g. a file opened in binary mode; ``name`` names
+    it in the message. A multi-byte character never spans lines (no byte of one is 0x0a),
+    so a line decodes on its own exactly as it does inside the whole file.
+    """
+    for lineno, line in enumerate(lines, start=1):
+        try:
+            line.decode("utf-8")
+        except UnicodeDecodeError as err:
+            return InputError(f"{name} line {lineno}: not UTF-8 "
+                              f"(byte 0x{line[err.start]:02x} at column {err.start + 1})")
+    return None
+
+
+def check_utf8(paths):
+    """Raise InputError for the first undecodable byte of ``paths``, for files that a
+    library (fairseq, fastBPE) reads without naming the file on a decoding error."""
+    for path in paths:
+        with open(path, "rb") as f:
+            error = find_not_utf8(path, f)
+        if error is not None:
+            raise error
+
+
+@contextlib.contextmanager
+def decoding_errors_named(*paths):
+    """Turn a UnicodeDecodeError from reading ``paths`` as text into check_utf8's InputError.
+
+    The first of ``paths`` that holds an undecodable byte is named (with several files read
+    together, that need not be the one whose buffer failed first, but the byte is real).
+    """
+    try:
+        yield
+    except UnicodeDecodeError:
+        check_utf8(paths)
+        raise  # the files decode now: they changed while being read
+
+
+@contextlib.contextmanager
+def open_text(path):
+    """``open(path, encoding="utf-8")``, with decoding errors named as in decoding_errors_named."""
+    with open(path, encoding="utf-8") as f, decoding_errors_named(path):
+        yield f
+
+
+def read_lines(path):
+    """All lines of a text file, without their newline; InputError if missing or not UTF-8."""
+    require_files([path])
+    with open_text(path) as f:
+        return [line.rstrip("\n") for line in f]
 
 
 def require_files(paths):
@@ -83,7 +141,13 @@ def read_parallel_chunks(paths, chunk_size):
     try:
         rows = zip(*((line.rstrip("\n") for line in f) for f in files))
         lineno = 1
-        while chunk := list(itertools.islice(rows, chunk_size)):
+        # only the reading is guarded: errors from the consumer (thrown in at the yield)
+        # are not this function's to rename
+        while True:
+            with decoding_errors_named(*paths):
+                chunk = list(itertools.islice(rows, chunk_size))
+            if not chunk:
+                break
             yield lineno, chunk
             lineno += len(chunk)
     finally:
@@ -163,9 +227,10 @@ def _collect(async_result, bar, size):
 
 
 def run_command(main_body, prog):
-    """Run a command body, turning bad-input and tool errors into a message and exit status 2."""
+    """Run a command body, turning bad-input and tool errors into a message and exit status 1
+    (argparse keeps status 2 for a wrong command line)."""
     try:
         main_body()
     except (InputError, ReorderFileError, ToolError) as err:
         print(f"{prog}: error: {err}", file=sys.stderr)
-        sys.exit(2)
+        sys.exit(1)
