@@ -65,21 +65,25 @@ def test_missing_file(corpus):
 
 @pytest.fixture
 def btg_corpus(tmp_path):
-    # one sentence per BTG rule, and one where two rules fire:
     # 2413 (non-BTG), two tokens on one target word, an unaligned middle token in an
-    # inversion, a single unaligned token
-    src = write(tmp_path / "train.bpe.he", ["a b c d", "e f", "g h i", "j"])
-    tgt = write(tmp_path / "train.bpe.en", ["w x y z", "u v", "r s t", "k"])
-    align = write(tmp_path / "train.align", ["0-1 1-3 2-0 3-2", "0-0 1-0", "0-2 2-0", ""])
+    # inversion, a single unaligned token, a BPE word (two aligned pieces on a wide span)
+    # inverted with the word before it
+    src = write(tmp_path / "train.bpe.he", ["a b c d", "e f", "g h i", "j", "k l@@ m"])
+    tgt = write(tmp_path / "train.bpe.en", ["w x y z", "u v", "r s t", "k", "n o p"])
+    align = write(tmp_path / "train.align",
+                  ["0-1 1-3 2-0 3-2", "0-0 1-0", "0-2 2-0", "", "0-2 1-0 2-1"])
     return tmp_path, src, tgt, align
 
 
 @pytest.mark.parametrize("workers,chunk_size", [(1, 100), (2, 1)])
 def test_btg_counts_sentences_per_rule(btg_corpus, workers, chunk_size):
     tmp_path, src, tgt, align = btg_corpus
-    cases = extract_file("btg", src, tgt, align, str(tmp_path / "out"), workers, chunk_size)
-    assert cases == {"pairs": 4, "tokens": 10, "non_btg_repaired": 1,
-                     "overlapping_spans_merged": 1, "unaligned_attached": 2}
+    out = tmp_path / "out"
+    cases = extract_file("btg", src, tgt, align, str(out), workers, chunk_size)
+    assert out.read_text() == "1 2 0 3\n0 1\n2 0 1\n0\n2 0 1\n"
+    assert cases == {"pairs": 5, "tokens": 13, "non_btg_repaired": 1,
+                     "many_to_one_kept_in_order": 1, "unaligned_attached": 2,
+                     "pieces_joined": 1, "one_to_many_averaged": 1}, dict(cases)
 
 
 def test_btg_summary_names_each_rule_and_its_share_of_sentences(btg_corpus, capsys):
@@ -88,8 +92,9 @@ def test_btg_summary_names_each_rule_and_its_share_of_sentences(btg_corpus, caps
           "--output", str(tmp_path / "out"), "--workers", "1"])
     # the last stderr line: a progress bar may come before it
     assert capsys.readouterr().err.splitlines()[-1] == (
-        "xlpe-reorder: 4 pairs, 10 source tokens: sentences touched by "
-        "unaligned_attached 50.0%, overlapping_spans_merged 25.0%, non_btg_repaired 25.0%")
+        "xlpe-reorder: 5 pairs, 13 source tokens: sentences touched by "
+        "pieces_joined 20.0%, unaligned_attached 40.0%, one_to_many_averaged 20.0%, "
+        "many_to_one_kept_in_order 20.0%, non_btg_repaired 20.0%")
 
 
 def test_dpe_summary_keeps_token_shares(corpus, capsys):
