@@ -13,12 +13,18 @@
 #                    per GPU (--distributed-world-size N). For several nodes, run the command
 #                    that --dry-run prints under torchrun (fairseq reads its RANK/WORLD_SIZE).
 #   --fp16 | --bf16  mixed precision
+#   --schedule S     dpe-iwslt | dpe | re | xlpe: whose paper's schedule (optimization, batch,
+#                    checkpoints, and what evaluate.sh decodes with; see set_schedule). Default:
+#                    dpe-iwslt at the small size, else the model's paper (default_schedule)
 #   --update-freq K  accumulate K batches per update (default: the paper's batch, BATCH_GPUS
 #                    x --max-tokens, over --gpus)
-#   --max-update U   override the number of updates
+#   --max-update U | --warmup N | --lr LR | --max-tokens T   override the schedule's value
 #   --save-dir DIR   checkpoints (default: checkpoints/DATASET/MODEL-SIZE)
 #   --dry-run        print the fairseq-train command instead of running it
 #   -- ARGS          passed on to fairseq-train (later flags win in fairseq's parser)
+#
+# The effective schedule is printed on stderr at the start; its name goes to SAVE_DIR/schedule.env,
+# from which examples/evaluate.sh takes the checkpoint (average or best), beam and length penalty.
 
 MODELS="transformer dpe xlpe re-encoder re-decoder re-both transformer-8e transformer-10e encoder-free encoder-free-inxl"
 
@@ -32,37 +38,84 @@ SMALL_DIMS=(
     --decoder-layers 2 --decoder-attention-heads 2
 )
 
-# set_training SIZE: PRESET (optimizer, schedule, checkpointing) and BATCH_GPUS.
-set_training() {
-    case $1 in
-        small)
-            # fairseq's IWSLT'14 settings; DPE §4.2: 15k updates, a validation every 1000
-            # updates, the last 5 checkpoints averaged (keep-interval-updates)
-            BATCH_GPUS=1
-            PRESET=(
-                --optimizer adam --adam-betas "(0.9, 0.98)" --clip-norm 0.0 --lr 5e-4
-                --lr-scheduler inverse_sqrt --warmup-updates 4000 --dropout 0.3
-                --weight-decay 0.0001 --max-tokens 4096 --max-update 15000
-                --save-interval-updates 1000 --validate-interval-updates 1000
-                --keep-interval-updates 5 --no-epoch-checkpoints
+# The schedule families: each paper's optimization, batch, checkpointing and decoding.
+SCHEDULES="dpe-iwslt dpe re xlpe"
+
+# default_schedule SIZE MODEL: the schedule of the paper a model comes from. The small size is
+# IWSLT-sized data, which only the DPE paper trained on: every model takes its IWSLT setup there.
+# The plain transformer is every paper's baseline: DPE's at base, XL PE's Transformer big at big
+# (pass --schedule re for the Reordering Embeddings paper's baselines).
+default_schedule() {
+    local size=$1 model=$2
+    if [[ $size == small ]]; then
+        echo dpe-iwslt
+        return
+    fi
+    case $model in
+        re-*) echo re ;;
+        xlpe | encoder-free | encoder-free-inxl) echo xlpe ;;
+        transformer) [[ $size == big ]] && echo xlpe || echo dpe ;;
+        *) echo dpe ;;
+    esac
+}
+
+# set_schedule NAME SIZE: the schedule's numbers (WARMUP, MAX_UPDATE, BATCH_GPUS, MAX_TOKENS,
+# LR, DROPOUT, WEIGHT_DECAY, INTERVAL, KEEP), what examples/evaluate.sh decodes with (AVERAGE: how many of
+# the last checkpoints to average, 0 for checkpoint_best.pt; BEAM; LENPEN), SCHEDULE_EXTRA
+# (further fairseq-train flags) and SCHEDULE_SOURCE (where the numbers come from).
+# Fails for an unknown name.
+set_schedule() {
+    local name=$1 size=$2
+    MAX_TOKENS=4096 WEIGHT_DECAY=0.0 SCHEDULE_EXTRA=()
+    # the model size's own learning rate and dropout where a paper gives none: fairseq's
+    # IWSLT'14 settings (small), Transformer base/big (Vaswani et al. 2017; fairseq's WMT runs)
+    case $size in
+        small) LR=5e-4 DROPOUT=0.3 ;;
+        base) LR=7e-4 DROPOUT=0.1 ;;
+        big) LR=5e-4 DROPOUT=0.3 ;;
+    esac
+    case $name in
+        dpe-iwslt)
+            # DPE §4.2: 15k updates, a validation every 1000 updates, the last 5 checkpoints
+            # averaged. Silent on warmup, batch and beam: fairseq's IWSLT'14 settings (warmup
+            # 4000, 4096 tokens on 1 GPU) and DPE's WMT beam 5.
+            SCHEDULE_SOURCE="DPE (Zheng et al. 2021) §4.2, IWSLT'14"
+            WARMUP=4000 MAX_UPDATE=15000 BATCH_GPUS=1 INTERVAL=1000 KEEP=5
+            AVERAGE=5 BEAM=5 LENPEN=1.0 WEIGHT_DECAY=0.0001 ;;
+        dpe)
+            # DPE §4.2: 8 V100, 300k updates, a validation every 2k, the last 5 checkpoints
+            # averaged, beam 5. Silent on warmup, learning rate and length penalty: the
+            # authors' published command (github.com/jy6zheng/DynamicPositionEncodingModule:
+            # --warmup-updates 8000 --lr 0.0007 --max-tokens 4096 on 8 GPUs, --lenpen 0.6;
+            # it stops at 288k updates, the paper says 300k).
+            SCHEDULE_SOURCE="DPE (Zheng et al. 2021) §4.2 and the authors' command"
+            WARMUP=8000 MAX_UPDATE=300000 BATCH_GPUS=8 INTERVAL=2000 KEEP=5
+            AVERAGE=5 BEAM=5 LENPEN=0.6 ;;
+        re)
+            # Reordering Embeddings (Chen et al. 2019) §6.3: 4096 x 4 tokens a batch, warmup
+            # 8000, 200k updates, a validation every 1000, the checkpoint with the best dev BLEU,
+            # beam 4, residual and attention dropout 0.1 (said for base; big keeps 0.3).
+            # Silent on the learning rate: the size's.
+            SCHEDULE_SOURCE="Reordering Embeddings (Chen et al. 2019) §6.3"
+            WARMUP=8000 MAX_UPDATE=200000 BATCH_GPUS=4 INTERVAL=1000 KEEP=5
+            AVERAGE=0 BEAM=4 LENPEN=1.0
+            SCHEDULE_EXTRA=(
+                --attention-dropout 0.1 --eval-bleu --eval-bleu-args '{"beam": 4}'
+                --eval-bleu-detok moses --eval-bleu-detok-args "{\"target_lang\": \"$TGT\"}"
+                --eval-bleu-remove-bpe --best-checkpoint-metric bleu
+                --maximize-best-checkpoint-metric
             ) ;;
-        base | big)
-            # Transformer base/big (Vaswani et al. 2017) with fairseq's WMT settings; a batch
-            # of 8 GPUs x 4096 tokens (DPE: 8 V100); 300k updates (DPE §4.2); a validation and
-            # a checkpoint every 2000 updates, the last 5 averaged (DPE)
-            BATCH_GPUS=8
-            PRESET=(
-                --optimizer adam --adam-betas "(0.9, 0.98)" --clip-norm 0.0
-                --lr-scheduler inverse_sqrt --warmup-updates 4000 --warmup-init-lr 1e-07
-                --weight-decay 0.0 --max-tokens 4096 --max-update 300000
-                --save-interval-updates 2000 --validate-interval-updates 2000
-                --keep-interval-updates 5 --no-epoch-checkpoints
-            )
-            if [[ $1 == base ]]; then
-                PRESET+=(--lr 7e-4 --dropout 0.1)
-            else
-                PRESET+=(--lr 5e-4 --dropout 0.3)
-            fi ;;
+        xlpe)
+            # XL PE (Ding et al. 2020) §4 says only Transformer big on four V100 (OpenNMT).
+            # The rest is its Table 1 baseline's, Transformer big of Vaswani et al. (2017)
+            # §5.3, §6.1: warmup 4000, 300k updates, the last 20 checkpoints averaged, beam 4,
+            # length penalty 0.6; 4096 tokens on each of the 4 GPUs.
+            SCHEDULE_SOURCE="XL PE (Ding et al. 2020) §4; silent parts: Transformer big (Vaswani et al. 2017)"
+            WARMUP=4000 MAX_UPDATE=300000 BATCH_GPUS=4 INTERVAL=1000 KEEP=20
+            AVERAGE=20 BEAM=4 LENPEN=0.6 ;;
+        *)
+            echo "unknown schedule '$name': $SCHEDULES" >&2
+            return 2 ;;
     esac
 }
 
@@ -79,9 +132,17 @@ set_model() {
             # fairseq's own architectures: transformer (small dims given), transformer_wmt_en_de*
             MODEL_FLAGS=(--arch "transformer${arch_suffix}") ;;
         dpe)
-            # lambda: 0.3 on IWSLT (DPE §4.5), 0.5 on WMT (§4.4)
-            MODEL_FLAGS=(--arch "transformer_dpe${arch_suffix}" --order-lambda 0.5)
-            [[ $size == small ]] && MODEL_FLAGS=(--arch transformer_dpe --order-lambda 0.3) ;;
+            # --order-lambda is the weight of the order loss, (1 - lambda) CE + lambda L_order,
+            # as the DPE paper's text ("the weight of the reordering loss", "position loss
+            # weight") and the authors' code have it; its Eq. 2 prints the weights the other
+            # way round. The paper's values: 0.3 on IWSLT'14 (§4.5), 0.5 on WMT'14 (§4.4,
+            # Table 4). Other data take the value of their size: 0.3 for the IWSLT-sized
+            # (small: LibreOffice), 0.5 for the WMT-sized (base/big: ASPEC, WMT'17).
+            if [[ $size == small ]]; then
+                MODEL_FLAGS=(--arch transformer_dpe --order-lambda 0.3)
+            else
+                MODEL_FLAGS=(--arch "transformer_dpe${arch_suffix}" --order-lambda 0.5)
+            fi ;;
         xlpe)
             # Combination mode, tau = 4 heads (XL PE §4, Fig. 3); at the small size 1 of 2
             MODEL_FLAGS=(--arch "transformer_xlpe${arch_suffix}")
@@ -120,17 +181,21 @@ model_data_bin() {
 }
 
 train_main() {
-    local model="" size=${SIZES%% *} gpus=1 precision=() update_freq="" max_update=""
-    local save_dir="" dry_run=0 extra=()
+    local model="" size=${SIZES%% *} gpus=1 precision=() update_freq="" schedule=""
+    local max_update="" warmup="" lr="" max_tokens="" save_dir="" dry_run=0 extra=()
     while [[ $# -gt 0 ]]; do
         case $1 in
             --model) model=$2; shift 2 ;;
             --size) size=$2; shift 2 ;;
+            --schedule) schedule=$2; shift 2 ;;
             --gpus) gpus=$2; shift 2 ;;
             --fp16) precision=(--fp16); shift ;;
             --bf16) precision=(--bf16); shift ;;
             --update-freq) update_freq=$2; shift 2 ;;
             --max-update) max_update=$2; shift 2 ;;
+            --warmup) warmup=$2; shift 2 ;;
+            --lr) lr=$2; shift 2 ;;
+            --max-tokens) max_tokens=$2; shift 2 ;;
             --save-dir) save_dir=$2; shift 2 ;;
             --dry-run) dry_run=1; shift ;;
             --) shift; extra=("$@"); break ;;
@@ -146,7 +211,10 @@ train_main() {
         return 2
     fi
     set_model "$size" "$model"
-    set_training "$size"
+    schedule=${schedule:-$(default_schedule "$size" "$model")}
+    set_schedule "$schedule" "$size"
+    MAX_UPDATE=${max_update:-$MAX_UPDATE} WARMUP=${warmup:-$WARMUP}
+    LR=${lr:-$LR} MAX_TOKENS=${max_tokens:-$MAX_TOKENS}
     # fewer GPUs than the paper's accumulate gradients to keep its batch size
     update_freq=${update_freq:-$(((BATCH_GPUS + gpus - 1) / gpus))}
     save_dir=${save_dir:-checkpoints/$DATASET/$model-$size}
@@ -156,14 +224,29 @@ train_main() {
         fairseq-train "$bin" --user-dir "$USER_DIR" --task translation_reorder
         --source-lang "$SRC" --target-lang "$TGT"
         --criterion label_smoothed_cross_entropy_with_order --label-smoothing 0.1
-        "${MODEL_FLAGS[@]}" "$SHARE" "${PRESET[@]}"
+        "${MODEL_FLAGS[@]}" "$SHARE"
+        --optimizer adam --adam-betas "(0.9, 0.98)" --clip-norm 0.0 --lr "$LR"
+        --lr-scheduler inverse_sqrt --warmup-updates "$WARMUP" --warmup-init-lr 1e-07
+        --dropout "$DROPOUT" --weight-decay "$WEIGHT_DECAY" --max-tokens "$MAX_TOKENS"
+        --max-update "$MAX_UPDATE" --save-interval-updates "$INTERVAL"
+        --validate-interval-updates "$INTERVAL" --keep-interval-updates "$KEEP"
+        --no-epoch-checkpoints "${SCHEDULE_EXTRA[@]}"
         --update-freq "$update_freq" --distributed-world-size "$gpus"
         --save-dir "$save_dir" --log-format simple --log-interval 100 "${precision[@]}"
+        "${extra[@]}"
     )
-    if [[ -n $max_update ]]; then
-        command+=(--max-update "$max_update")
-    fi
-    command+=("${extra[@]}")
+    local evaluation="the last $AVERAGE checkpoints averaged"
+    ((AVERAGE > 0)) || evaluation="the checkpoint with the best dev BLEU"
+    # on stderr, so that --dry-run prints nothing but the command on stdout
+    {
+        echo "schedule $schedule ($SCHEDULE_SOURCE):"
+        echo "  $MAX_UPDATE updates, warmup $WARMUP, lr $LR, dropout $DROPOUT; a batch of" \
+            "$MAX_TOKENS tokens x $((gpus * update_freq)) ($gpus GPU(s) x update-freq" \
+            "$update_freq; the paper's: x $BATCH_GPUS)"
+        echo "  validation and a checkpoint every $INTERVAL updates; evaluate.sh: $evaluation," \
+            "beam $BEAM, lenpen $LENPEN"
+        ((${#extra[@]} == 0)) || echo "  then, overriding any of these: ${extra[*]}"
+    } >&2
     if ((dry_run)); then
         printf '%q ' "${command[@]}"
         echo
@@ -174,6 +257,8 @@ train_main() {
         return 1
     fi
     mkdir -p "$save_dir"
+    # which schedule examples/evaluate.sh decodes this model with
+    echo "SCHEDULE=$schedule" >"$save_dir/schedule.env"
     # torch >= 2.6 loads checkpoints weights-only, which fairseq's resume cannot (design.md)
     TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD=1 "${command[@]}" 2>&1 | tee -a "$save_dir/train.log"
 }

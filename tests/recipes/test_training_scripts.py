@@ -1,5 +1,7 @@
 """examples/train-*.sh: the fairseq-train command each model, size and GPU count gets
 (``--dry-run``), parsed with fairseq's own parser so that a typo in a flag fails here."""
+import json
+import os
 import shlex
 import subprocess
 from pathlib import Path
@@ -13,11 +15,12 @@ from xlpe_fairseq import criterions, models, tasks  # noqa: F401
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
-def dry_run(script, *args):
+def dry_run(script, *args, schedule_printout=False):
     result = subprocess.run(["bash", str(EXAMPLES / script), *args, "--dry-run"],
                             capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
-    return shlex.split(result.stdout)
+    command = shlex.split(result.stdout)
+    return (command, result.stderr) if schedule_printout else command
 
 
 def parsed(command):
@@ -42,8 +45,7 @@ def test_wmt14_models(model, size, arch, encoder_layers, data):
     assert command[1] == f"/data/wmt14/data-bin/{data}", f"{model} reads the wrong data-bin"
     args = parsed(command)
     assert (args.arch, args.encoder_layers) == (arch, encoder_layers)
-    assert args.share_all_embeddings and args.update_freq == [8], (
-        "one GPU accumulates the paper's 8-GPU batch")
+    assert args.share_all_embeddings
     if model == "encoder-free-inxl":
         assert args.xlpe_mode == "inxl"
 
@@ -58,7 +60,88 @@ def test_small_baselines_keep_their_own_depth():
 def test_gpus_precision_and_update_freq():
     args = parsed(dry_run("train-wmt14-en-de.sh", "/data/wmt14", "--model", "dpe", "--gpus",
                           "4", "--fp16"))
-    assert (args.distributed_world_size, args.update_freq, args.fp16) == (4, [2], True)
+    assert (args.distributed_world_size, args.update_freq, args.fp16) == (4, [2], True), (
+        "4 GPUs accumulate 2 batches each to make DPE's 8-GPU batch")
+
+
+# Each paper's schedule: (warmup, updates, GPUs x 4096 tokens, lr, dropout, validation and
+# checkpoint interval, checkpoints kept, best checkpoint chosen by dev BLEU).
+SCHEDULES = {
+    # DPE §4.2 (IWSLT'14): 15k updates, validated every 1000
+    "dpe-iwslt": (4000, 15000, 1, 5e-4, 0.3, 1000, 5, False),
+    # DPE §4.2 (WMT'14): 8 V100, 300k updates, every 2k; warmup and lr of the authors' command
+    "dpe": (8000, 300000, 8, 7e-4, 0.1, 2000, 5, False),
+    # Reordering Embeddings §6.3: 4096 x 4 tokens, warmup 8000, 200k, every 1000, best dev BLEU
+    "re": (8000, 200000, 4, 7e-4, 0.1, 1000, 5, True),
+    # XL PE §4: Transformer big on 4 V100; the rest Vaswani et al.'s big: 20 checkpoints kept
+    "xlpe": (4000, 300000, 4, 5e-4, 0.3, 1000, 20, False),
+}
+
+
+@pytest.mark.parametrize("script, args, schedule", [
+    ("train-iwslt14.sh", ["de-en", "/data/iwslt"], "dpe-iwslt"),
+    ("train-iwslt14.sh", ["de-en", "/data/iwslt", "--model", "re-both"], "dpe-iwslt"),
+    ("train-libreoffice-en-de.sh", ["/data/lo", "--model", "xlpe"], "dpe-iwslt"),
+    ("train-wmt14-en-de.sh", ["/data/wmt14", "--size", "base"], "dpe"),
+    ("train-wmt14-en-de.sh", ["/data/wmt14", "--model", "transformer-10e"], "dpe"),
+    ("train-wmt14-en-de.sh", ["/data/wmt14", "--model", "re-encoder"], "re"),
+    ("train-wmt14-en-de.sh", ["/data/wmt14", "--model", "transformer", "--schedule", "re"], "re"),
+    ("train-aspec-ja-en.sh", ["/data/aspec", "--model", "re-both", "--size", "base"], "re"),
+    ("train-wmt14-en-de.sh", ["/data/wmt14", "--model", "xlpe", "--size", "big"], "xlpe"),
+    ("train-wmt14-en-de.sh", ["/data/wmt14", "--model", "transformer", "--size", "big"], "xlpe"),
+    ("train-wmt17-zh-en.sh", ["zh-en", "/data/wmt17", "--model", "encoder-free"], "xlpe"),
+])
+def test_each_paper_schedule(script, args, schedule):
+    if "--model" not in args:
+        args = [*args, "--model", "dpe"]
+    command, printout = dry_run(script, *args, schedule_printout=True)
+    a = parsed(command)
+    warmup, updates, gpus, lr, dropout, interval, keep, best_bleu = SCHEDULES[schedule]
+    got = (a.warmup_updates, a.max_update, a.update_freq, a.lr, a.dropout,
+           a.save_interval_updates, a.validate_interval_updates, a.keep_interval_updates,
+           a.max_tokens, a.best_checkpoint_metric == "bleu")
+    assert got == (warmup, updates, [gpus], [lr], dropout, interval, interval, keep, 4096,
+                   best_bleu), f"{script} {args} must train with the {schedule} schedule"
+    assert printout.startswith(f"schedule {schedule} ("), "the schedule is printed at start"
+    assert f"{updates} updates, warmup {warmup}" in printout
+
+
+def test_reordering_embeddings_select_by_dev_bleu_with_beam_4():
+    a = parsed(dry_run("train-wmt14-en-de.sh", "/data/wmt14", "--model", "re-both"))
+    assert (a.eval_bleu, a.maximize_best_checkpoint_metric, a.attention_dropout) == (
+        True, True, 0.1), "RE §6.3 keeps the model with the highest dev BLEU"
+    assert json.loads(a.eval_bleu_args) == {"beam": 4}
+    assert json.loads(a.eval_bleu_detok_args) == {"target_lang": "de"}
+    assert a.eval_bleu_remove_bpe == "@@ "
+
+
+def test_flags_override_the_schedule_and_the_printout_says_so():
+    command, printout = dry_run(
+        "train-wmt14-en-de.sh", "/data/wmt14", "--model", "re-both", "--warmup", "100",
+        "--max-update", "50", "--lr", "1e-3", "--max-tokens", "2000", "--gpus", "2",
+        schedule_printout=True)
+    a = parsed(command)
+    assert (a.warmup_updates, a.max_update, a.lr, a.max_tokens, a.update_freq) == (
+        100, 50, [1e-3], 2000, [2])
+    assert "50 updates, warmup 100, lr 1e-3" in printout
+    assert "2000 tokens x 4 (2 GPU(s) x update-freq 2; the paper's: x 4)" in printout
+
+
+def test_unknown_schedule_lists_the_known_ones():
+    result = subprocess.run(["bash", str(EXAMPLES / "train-wmt14-en-de.sh"), "/data/wmt14",
+                             "--model", "dpe", "--schedule", "bogus", "--dry-run"],
+                            capture_output=True, text=True)
+    assert result.returncode == 2
+    assert "unknown schedule 'bogus': dpe-iwslt dpe re xlpe" in result.stderr
+
+
+@pytest.mark.parametrize("size, order_lambda", [("small", 0.3), ("base", 0.5), ("big", 0.5)])
+def test_dpe_order_lambda_is_the_papers_value_for_the_data_size(size, order_lambda):
+    script, data = (("train-iwslt14.sh", ["en-de", "/data/iwslt"]) if size == "small"
+                    else ("train-wmt14-en-de.sh", ["/data/wmt14", "--size", size]))
+    a = parsed(dry_run(script, *data, "--model", "dpe"))
+    assert a.order_lambda == order_lambda, (
+        "DPE §4.4/§4.5: the order loss weighs 0.5 on WMT'14 and 0.3 on IWSLT'14")
 
 
 def test_unknown_model_lists_the_known_ones():
@@ -66,3 +149,58 @@ def test_unknown_model_lists_the_known_ones():
                              "--model", "bogus", "--dry-run"], capture_output=True, text=True)
     assert result.returncode != 0
     assert "unknown model 'bogus'" in result.stderr and "encoder-free-inxl" in result.stderr
+
+
+@pytest.mark.parametrize("script, pair", [("train-libreoffice-en-de.sh", ()),
+                                          ("train-libreoffice.sh", ("en-tr",))])
+def test_libreoffice_pairs(script, pair):
+    command = dry_run(script, *pair, "/data/lo", "--model", "xlpe")
+    args = parsed(command)
+    target = pair[0].split("-")[1] if pair else "de"
+    assert (args.source_lang, args.target_lang) == ("en", target)
+    assert args.save_dir == f"checkpoints/libreoffice-en-{target}/xlpe-small"
+    assert args.share_all_embeddings, "the recipe builds one joined dictionary"
+
+
+@pytest.mark.parametrize("model, size, checkpoint, beam, lenpen", [
+    ("dpe", "base", "checkpoint_avg5.pt", 5, 0.6),
+    ("re-both", "base", "checkpoint_best.pt", 4, 1.0),
+    ("xlpe", "big", "checkpoint_avg20.pt", 4, 0.6),
+])
+def test_evaluate_decodes_as_the_training_schedule_says(tmp_path, model, size, checkpoint,
+                                                        beam, lenpen):
+    data, save_dir, stubs = tmp_path / "data", tmp_path / "ckpt", tmp_path / "stubs"
+    for variant in ("text", "dpe", "xlpe"):
+        (data / "data-bin" / variant).mkdir(parents=True)
+        (data / "data-bin" / variant / "dict.en.txt").write_text("")
+    (data / "recipe.env").write_text("SRC=en\nTGT=de\nLOWERCASE=0\nRAW=/raw\n")
+    # fairseq-train itself is not what this test is about
+    stubs.mkdir()
+    (stubs / "fairseq-train").write_text("#!/bin/sh\nexit 0\n")
+    (stubs / "fairseq-train").chmod(0o755)
+    env = {**os.environ, "PATH": f"{stubs}{os.pathsep}{os.environ['PATH']}"}
+    train = subprocess.run(["bash", str(EXAMPLES / "train-wmt14-en-de.sh"), str(data),
+                            "--model", model, "--size", size, "--save-dir", str(save_dir)],
+                           capture_output=True, text=True, env=env)
+    assert train.returncode == 0, train.stderr
+
+    evaluate = subprocess.run(["bash", str(EXAMPLES / "evaluate.sh"), str(data), str(save_dir),
+                               "--model", model, "--dry-run"], capture_output=True, text=True)
+    assert evaluate.returncode == 0, evaluate.stderr
+    generate = shlex.split(evaluate.stdout.splitlines()[-1])
+    assert generate[0] == "fairseq-generate"
+    def option(name):
+        return generate[generate.index(name) + 1]
+    assert (Path(option("--path")).name, int(option("--beam")), float(option("--lenpen"))) == (
+        checkpoint, beam, lenpen), f"{model} must be decoded as its paper did"
+    averaged = checkpoint != "checkpoint_best.pt"
+    assert evaluate.stdout.startswith("xlpe-average-checkpoints") == averaged
+
+
+def test_evaluate_without_a_schedule_asks_for_one(tmp_path):
+    (tmp_path / "recipe.env").write_text("SRC=en\nTGT=de\nLOWERCASE=0\nRAW=/raw\n")
+    result = subprocess.run(["bash", str(EXAMPLES / "evaluate.sh"), str(tmp_path),
+                             str(tmp_path / "ckpt"), "--model", "dpe", "--dry-run"],
+                            capture_output=True, text=True)
+    assert result.returncode == 2
+    assert "schedule.env: no such file" in result.stderr and "--schedule" in result.stderr
