@@ -1,36 +1,54 @@
 #!/usr/bin/env bash
-# English->German LibreOffice help corpus (Debian's libreoffice-help-en-us and
-# libreoffice-help-de, MPL-2.0), prepared for fairseq-train --task translation_reorder with
-# DPE (train) and BTG + preorderer (XL PE) reorder positions. See docs/recipes/libreoffice.md.
+# A LibreOffice help corpus of two languages (Debian's libreoffice-help-<lang> packages,
+# MPL-2.0), prepared for fairseq-train --task translation_reorder with DPE (train) and BTG +
+# preorderer (XL PE) reorder positions. See docs/recipes/libreoffice.md.
 #
-#   data_prep/prepare-libreoffice-en-de.sh [--raw-dir DIR] OUTDIR
+#   data_prep/prepare-libreoffice.sh [--raw-dir DIR] PAIR OUTDIR     PAIR: SRC-TGT, e.g. en-de, en-tr
 #
-# --raw-dir DIR  start from untokenized {train,valid,test}.{en,de} in DIR instead of
+# Each language is a Debian help package: en is libreoffice-help-en-us (help folder en-US),
+# any other code XX is libreoffice-help-XX (folder XX), e.g. de, tr, hi, ja, ko.
+# --raw-dir DIR  start from untokenized {train,valid,test}.{SRC,TGT} in DIR instead of
 #                downloading the packages (apt-get download; run apt-get update first if
 #                apt knows no candidate version).
 # Needs xlpe-fairseq installed in the active environment. Steps whose outputs exist and are
 # newer than their inputs are skipped on rerun. Environment: WORKERS (all cores), MERGES
-# (10000), VALID_SIZE / TEST_SIZE (1000 pairs each), and the settings of data_prep/pipeline.sh.
+# (10000), VALID_SIZE / TEST_SIZE (1000 pairs each), DROP_IDENTICAL (1, except 0 for en-de and
+# de-en: leave out pairs whose sides are the same text, i.e. paragraphs not yet translated,
+# which the help installs in English), and the settings of data_prep/pipeline.sh.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 source "$HERE/lib.sh"
 source "$HERE/pipeline.sh"
 
 usage() {
-    echo "usage: $0 [--raw-dir DIR] OUTDIR" >&2
+    echo "usage: $0 [--raw-dir DIR] SRC-TGT OUTDIR   (e.g. en-de, en-tr)" >&2
     exit 2
 }
 parse_raw_dir_option "$@"
-[[ ${#OPERANDS[@]} -eq 1 ]] || usage
-OUT=${OPERANDS[0]}
-SRC=en
-TGT=de
-PACKAGES=(libreoffice-help-en-us libreoffice-help-de)
-# ~39k unique pairs, mostly short UI strings: 10k joint merges as for the 160k-pair IWSLT'14
-# setups of fairseq would already split little; more would leave merges seen only a few times.
+[[ ${#OPERANDS[@]} -eq 2 ]] || usage
+PAIR=${OPERANDS[0]}
+OUT=${OPERANDS[1]}
+[[ $PAIR =~ ^([a-z]{2,3})-([a-z]{2,3})$ ]] || usage
+SRC=${BASH_REMATCH[1]}
+TGT=${BASH_REMATCH[2]}
+[[ $SRC != "$TGT" ]] || usage
+# ~39k unique pairs for en-de (~24k for en-tr), mostly short UI strings: 10k joint merges as for
+# the 160k-pair IWSLT'14 setups of fairseq would already split little; more would leave merges
+# seen only a few times.
 MERGES=${MERGES:-10000}
-# English and German share most symbols of this technical text (menu names, code, numbers)
+# the languages share most symbols of this technical text (menu names, code, numbers)
 JOINED_DICT=${JOINED_DICT:-1}
+# The German help is fully translated: its identical pairs (9%) are code, formulas and names
+# that read the same in both languages, and the en-de corpus was measured with them. Other
+# languages fall back to English for what is not translated (Turkish 40% of the pairs).
+case $PAIR in
+    en-de | de-en) DROP_IDENTICAL=${DROP_IDENTICAL:-0} ;;
+    *) DROP_IDENTICAL=${DROP_IDENTICAL:-1} ;;
+esac
+
+# help_package LANG, help_folder LANG: a language's Debian package and its folder under help/
+help_package() { [[ $1 == en ]] && echo libreoffice-help-en-us || echo "libreoffice-help-$1"; }
+help_folder() { [[ $1 == en ]] && echo en-US || echo "$1"; }
 
 if [[ -z $RAW ]]; then
     RAW=$OUT/raw
@@ -39,7 +57,7 @@ if [[ -z $RAW ]]; then
     # apt-get download checks every package against the sha256 of the signed archive index,
     # so there is no separate checksum to record; the versions are printed for the record.
     debs=()
-    for package in "${PACKAGES[@]}"; do
+    for package in "$(help_package "$SRC")" "$(help_package "$TGT")"; do
         version=$(apt-cache policy "$package" | awk '/Candidate:/ { print $2 }')
         if [[ -z $version || $version == "(none)" ]]; then
             echo "$package: apt knows no candidate version; run apt-get update" >&2
@@ -72,9 +90,14 @@ if [[ -z $RAW ]]; then
     if fresh "${raw_files[@]}" -- "$STAMP"; then
         skipped "pair paragraphs"
     else
-        timed "pair paragraphs" xlpe-libreoffice-corpus --source-help "$HELP/en-US" \
-            --target-help "$HELP/de" --source-lang "$SRC" --target-lang "$TGT" --out "$RAW" \
-            --valid-size "${VALID_SIZE:-1000}" --test-size "${TEST_SIZE:-1000}"
+        flags=()
+        if ((DROP_IDENTICAL)); then
+            flags+=(--drop-identical)
+        fi
+        timed "pair paragraphs" xlpe-libreoffice-corpus \
+            --source-help "$HELP/$(help_folder "$SRC")" --target-help "$HELP/$(help_folder "$TGT")" \
+            --source-lang "$SRC" --target-lang "$TGT" --out "$RAW" \
+            --valid-size "${VALID_SIZE:-1000}" --test-size "${TEST_SIZE:-1000}" "${flags[@]}"
     fi
 fi
 

@@ -1,19 +1,21 @@
 #!/usr/bin/env bash
-# Train on the LibreOffice help En-De corpus of data_prep/prepare-libreoffice-en-de.sh (~34k
-# pairs, IWSLT-sized or smaller: the DPE paper's IWSLT setup, size "small").
+# Train on a LibreOffice help corpus of data_prep/prepare-libreoffice.sh (~34k pairs for
+# en-de, ~18k for en-tr; IWSLT-sized or smaller: the DPE paper's IWSLT setup, size "small").
 #
-#   examples/train-libreoffice-en-de.sh DATA --model M [options of examples/train_common.sh]
+#   examples/train-libreoffice.sh PAIR DATA --model M [options of examples/train_common.sh]
+#
+# e.g. examples/train-libreoffice.sh en-tr data/libreoffice-en-tr --model xlpe
 set -euo pipefail
 source "$(dirname "$0")/train_common.sh"
-if [[ $# -lt 1 ]]; then
-    echo "usage: $0 DATA --model M [options]" >&2
+if [[ $# -lt 2 ]]; then
+    echo "usage: $0 PAIR DATA --model M [options]" >&2
     exit 2
 fi
-DATASET=libreoffice-en-de
-SRC=en
-TGT=de
-DATA=$1
-shift
+DATASET=libreoffice-$1
+SRC=${1%-*}
+TGT=${1#*-}
+DATA=$2
+shift 2
 SIZES=small
 # the recipe builds one joined dictionary
 SHARE=--share-all-embeddings

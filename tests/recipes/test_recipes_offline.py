@@ -1,7 +1,7 @@
 """The data_prep recipes' offline part on tiny raw samples: tokenize (Moses, jieba, MeCab) ->
 BPE -> align -> DPE/BTG reorder -> preorderer -> fairseq data-bin with positions. Downloads are
 replaced by --raw-dir, a fake IWSLT archive (IWSLT_ARCHIVE) and a fake ASPEC folder; the
-LibreOffice paragraph pairing runs on a fake HTML help tree."""
+LibreOffice paragraph pairing runs on fake HTML help trees (en, de, a partly translated tr)."""
 import importlib.util
 import io
 import os
@@ -313,7 +313,27 @@ def test_paired_paragraphs_by_shared_id_deduplicated(tmp_path):
     assert pairs == [("Load options", "Ladeoptionen"),
                      ("Choose Tools - Options", "Wählen Sie Extras – Optionen"),
                      ("Cell text", "Zellentext")]
-    assert counts == {"pages": 2, "shared_ids": 10, "empty": 4, "unique_pairs": 3}
+    assert counts == {"pages": 2, "shared_ids": 10, "empty": 4, "identical": 0, "unique_pairs": 3}
+
+
+def fake_turkish_tree(tmp_path):
+    """The Turkish help of page a.html, with the table cell left untranslated (in English)."""
+    tr = tmp_path / "help" / "tr"
+    write_help_page(tr, "text/shared/a.html", title="Yükleme seçenekleri", text="Seçin",
+                    menu="Araçlar - Seçenekler", mac="Tercihler", only="", cell="Cell text")
+    return tr
+
+
+def test_paired_paragraphs_drops_untranslated_pairs_on_request(tmp_path):
+    en, _ = fake_help_trees(tmp_path)
+    tr = fake_turkish_tree(tmp_path)
+    translated = [("Load options", "Yükleme seçenekleri"),
+                  ("Choose Tools - Options", "Seçin Araçlar - Seçenekler")]
+    pairs, counts = paired_paragraphs(en, tr, drop_identical=True)
+    assert pairs == translated, "the untranslated cell must be left out"
+    assert counts == {"pages": 1, "shared_ids": 5, "empty": 2, "identical": 1, "unique_pairs": 2}
+    pairs, _ = paired_paragraphs(en, tr)
+    assert pairs == translated + [("Cell text", "Cell text")], "kept without drop_identical"
 
 
 def test_split_by_source_keeps_a_source_in_one_split():
@@ -336,6 +356,28 @@ def test_libreoffice_command_writes_splits(tmp_path):
     sizes = {split: line_count(out / f"{split}.en") for split in ("train", "valid", "test")}
     assert sizes == {"train": 1, "valid": 1, "test": 1}
     assert all(line_count(out / f"{s}.de") == n for s, n in sizes.items())
+
+
+def test_libreoffice_command_drops_identical_pairs(tmp_path):
+    en, _ = fake_help_trees(tmp_path)
+    tr = fake_turkish_tree(tmp_path)
+    out = tmp_path / "raw"
+    result = subprocess.run(
+        [sys.executable, "-m", "xlpe_fairseq.preprocessing.libreoffice_corpus",
+         "--source-help", en, "--target-help", tr, "--source-lang", "en", "--target-lang", "tr",
+         "--out", out, "--valid-size", "0", "--test-size", "0", "--drop-identical"],
+        check=True, capture_output=True, text=True)
+    assert "1 the same text on both sides, dropped" in result.stderr
+    assert (out / "train.tr").read_text(encoding="utf-8") == (
+        "Yükleme seçenekleri\nSeçin Araçlar - Seçenekler\n")
+
+
+@pytest.mark.parametrize("arguments", [["en-en", "out"], ["en_tr", "out"], ["en-tr"]])
+def test_libreoffice_recipe_refuses_a_bad_pair(tmp_path, arguments):
+    result = subprocess.run(["bash", DATA_PREP / "prepare-libreoffice.sh", *arguments],
+                            cwd=tmp_path, capture_output=True, text=True)
+    assert result.returncode == 2 and "usage:" in result.stderr, result.stderr
+    assert not (tmp_path / "out").exists(), "nothing is written before the arguments are checked"
 
 
 def test_checksums_verified_unknown_and_mismatched(tmp_path):

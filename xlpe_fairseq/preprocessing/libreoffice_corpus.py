@@ -8,6 +8,10 @@ same id in the same page of both trees. Text inside ``hidden`` elements (the mac
 menu paths) is skipped, so each side holds what a reader sees. The pairs are deduplicated
 (many paragraphs are embedded in several pages) and split into train/valid/test by the
 source sentence, so that no test source also occurs in training.
+
+A paragraph a translation team has not translated yet is installed in English, so in a
+partly translated language (Turkish: 40% of the pairs, Hindi: 86%) the "translation" is a copy
+of the English text; ``--drop-identical`` leaves out every pair whose two sides are the same.
 """
 import argparse
 import html.parser
@@ -15,7 +19,7 @@ import os
 import random
 import sys
 
-from .io_utils import InputError, atomic_output, run_command
+from .io_utils import InputError, atomic_output, open_text, run_command
 
 TEXT_TAGS = {"p", "h1", "h2", "h3", "h4", "h5", "h6"}
 ID_PREFIXES = ("par_", "hd_")
@@ -69,7 +73,7 @@ class _ParagraphParser(html.parser.HTMLParser):
 def page_paragraphs(path):
     """``{id: text}`` of one help page."""
     parser = _ParagraphParser()
-    with open(path, encoding="utf-8") as page:
+    with open_text(path) as page:
         parser.feed(page.read())
     parser.close()
     return parser.paragraphs
@@ -84,8 +88,9 @@ def help_pages(root):
     return sorted(pages)
 
 
-def paired_paragraphs(source_root, target_root):
-    """Unique ``(source, target)`` text pairs of the paragraphs both trees share, in page order.
+def paired_paragraphs(source_root, target_root, drop_identical=False):
+    """Unique ``(source, target)`` text pairs of the paragraphs both trees share, in page order;
+    with ``drop_identical``, without the pairs whose sides are the same text.
 
     Returns the pairs and a dict of counts for the report.
     """
@@ -94,7 +99,7 @@ def paired_paragraphs(source_root, target_root):
             raise InputError(f"{root}: no such help directory")
     target_pages = set(help_pages(target_root))
     pairs, seen = [], set()
-    counts = {"pages": 0, "shared_ids": 0, "empty": 0}
+    counts = {"pages": 0, "shared_ids": 0, "empty": 0, "identical": 0}
     for page in help_pages(source_root):
         if page not in target_pages:
             continue
@@ -109,6 +114,10 @@ def paired_paragraphs(source_root, target_root):
             if not source_text or not target_text:
                 counts["empty"] += 1
                 continue
+            if source_text == target_text:
+                counts["identical"] += 1
+                if drop_identical:
+                    continue
             if (source_text, target_text) not in seen:
                 seen.add((source_text, target_text))
                 pairs.append((source_text, target_text))
@@ -157,6 +166,9 @@ def build_parser():
     parser.add_argument("--test-size", type=int, default=1000,
                         help="at least this many pairs in test (default: 1000)")
     parser.add_argument("--seed", type=int, default=1, help="seed of the valid/test draw")
+    parser.add_argument("--drop-identical", action="store_true",
+                        help="leave out pairs whose two sides are the same text (paragraphs "
+                        "not yet translated are installed in English)")
     return parser
 
 
@@ -164,14 +176,17 @@ def main(argv=None):
     args = build_parser().parse_args(argv)
 
     def body():
-        pairs, counts = paired_paragraphs(args.source_help, args.target_help)
+        pairs, counts = paired_paragraphs(args.source_help, args.target_help,
+                                          args.drop_identical)
         if not pairs:
             raise InputError(f"{args.source_help}, {args.target_help}: no paragraph pairs")
         splits = split_by_source(pairs, args.valid_size, args.test_size, args.seed)
         write_splits(splits, args.out, args.source_lang, args.target_lang)
         sizes = ", ".join(f"{split} {len(split_pairs)}" for split, split_pairs in splits.items())
         print(f"xlpe-libreoffice-corpus: {counts['pages']} pages in both languages, "
-              f"{counts['shared_ids']} shared paragraph ids ({counts['empty']} empty on a side), "
+              f"{counts['shared_ids']} shared paragraph ids ({counts['empty']} empty on a side, "
+              f"{counts['identical']} the same text on both sides"
+              f"{', dropped' if args.drop_identical else ''}), "
               f"{counts['unique_pairs']} unique pairs: {sizes}", file=sys.stderr)
 
     run_command(body, "xlpe-libreoffice-corpus")
