@@ -65,6 +65,35 @@ def test_out_of_range_position_is_rejected():
         dataset[2]
 
 
+def test_order_targets_accept_tokens_without_target_and_collate_them_like_padding():
+    """-1 from `xlpe-reorder --unaligned skip`: kept in the batch (the order loss masks it),
+    EOS still at n, padding still -1."""
+    dataset, vocab = make_dataset(SENTENCES, [[1, -1, 0], [-1], [0, 1]], as_input=False)
+    batch = dataset.collater([dataset[i] for i in range(3)])
+    src_tokens, positions = batch["net_input"]["src_tokens"], batch["reorder_positions"]
+    expected = {0: [1, -1, 0, 3], 1: [-1, 1], 2: [0, 1, 2]}
+    for row, sample_id in enumerate(batch["id"].tolist()):
+        got = positions[row][src_tokens[row].ne(vocab.pad())].tolist()
+        assert got == expected[sample_id], f"sentence {sample_id}: {got} != {expected[sample_id]}"
+    assert positions[src_tokens.eq(vocab.pad())].eq(-1).all()
+
+
+def test_order_targets_still_check_the_ranked_tokens():
+    dataset, _ = make_dataset(SENTENCES, [[2, -1, 0], [0], [1, 0]], as_input=False)
+    with pytest.raises(ReorderFileError, match=r"mem/train.reorder.xx-yy.bin line 1: position 2 "
+                                               r"\(token 0\) is out of range 0..1 \(2 tokens have"):
+        dataset[0]
+
+
+def test_positions_read_as_input_refuse_tokens_without_target():
+    dataset, _ = make_dataset(SENTENCES, [[2, 0, 1], [0], [-1, 0]], as_input=True)
+    dataset[0]
+    with pytest.raises(ReorderFileError, match=r"mem/train.reorder.xx-yy.bin line 3: token 0 has no "
+                                               r"position \(-1.*--unaligned skip.*needs a full "
+                                               r"permutation.*--method btg"):
+        dataset[2]
+
+
 def test_noise_swaps_the_requested_share_and_keeps_a_permutation():
     sentence = [f"w{i}" for i in range(20)]
     dataset, _ = make_dataset([sentence], [list(range(20))], noise=0.2)

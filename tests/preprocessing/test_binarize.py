@@ -30,11 +30,37 @@ def test_round_trip_through_fairseq_loader(tmp_path):
     assert sorted(leftovers) == ["train.reorder.he-en.bin", "train.reorder.he-en.idx"]
 
 
+def test_tokens_without_order_target_survive_binarization(tmp_path):
+    """-1 from `xlpe-reorder --unaligned skip` must come back as -1, not as 65535."""
+    from fairseq.data import data_utils
+
+    source = write(tmp_path / "train.bpe.he", ["a b c", "d e", "f"])
+    reorder = write(tmp_path / "train.reorder", ["1 -1 0", "-1 0", "-1"])
+    main(args(reorder, source, tmp_path / "data-bin"))
+    dataset = data_utils.load_indexed_dataset(str(tmp_path / "data-bin/train.reorder.he-en"),
+                                              None)
+    assert [dataset[k].tolist() for k in range(len(dataset))] == [[1, -1, 0], [-1, 0], [-1]]
+
+
+def test_long_sentences_keep_their_positions(tmp_path):
+    from fairseq.data import data_utils
+
+    n = 40000  # beyond int16
+    source = write(tmp_path / "train.bpe.he", [" ".join(["w"] * n)])
+    reorder = write(tmp_path / "train.reorder", [" ".join(map(str, reversed(range(n))))])
+    main(args(reorder, source, tmp_path / "data-bin"))
+    dataset = data_utils.load_indexed_dataset(str(tmp_path / "data-bin/train.reorder.he-en"),
+                                              None)
+    assert dataset[0][:2].tolist() == [n - 1, n - 2]
+
+
 @pytest.mark.parametrize("bad_line,message", [
     ("1 0", r"train.reorder line 2: expected 3 positions .*found 2"),
     ("0 1 3", r"train.reorder line 2: position 3 .*out of range 0..2"),
     ("0 1 1", r"train.reorder line 2: position 1 occurs twice"),
     ("0 1 b", r"train.reorder line 2: 'b' is not an integer"),
+    ("1 -1 1", r"train.reorder line 2: position 1 occurs twice"),
+    ("2 -1 0", r"train.reorder line 2: position 2 .*out of range 0..1 \(2 tokens have an order target\)"),
 ])
 def test_invalid_line_writes_nothing(tmp_path, capsys, bad_line, message):
     source = write(tmp_path / "train.bpe.he", ["a", "b c d"])

@@ -1,7 +1,9 @@
 """Reorder positions next to fairseq's binarized parallel data, collated with the source.
 
 A reorder item holds one 0-based position per source BPE token (EOS excluded): where that
-token goes in the target-ordered source. In a batch, ``reorder_positions`` is a LongTensor
+token goes in the target-ordered source, or -1 (NO_ORDER_TARGET) for a token without an order
+target (``xlpe-reorder --method dpe --unaligned skip``), which only order targets accept;
+EOS still gets ``n``. In a batch, ``reorder_positions`` is a LongTensor
 shaped like ``src_tokens``: the item's positions, then EOS at the last position ``n``, and
 ``-1`` wherever ``src_tokens`` is padding (left or right, as the source is padded).
 """
@@ -11,7 +13,7 @@ import numpy as np
 import torch
 from fairseq.data import BaseWrapperDataset, data_utils, indexed_dataset
 
-from ..reordering.reorder_file import ReorderFileError, validate_permutation
+from ..reordering.reorder_file import NO_ORDER_TARGET, ReorderFileError, validate_permutation
 
 
 class ReorderPositionsError(ReorderFileError):
@@ -72,6 +74,10 @@ class LanguagePairWithReorderDataset(BaseWrapperDataset):
     when ``positions_as_input`` is set by the task for models that read them (XL PE), also in
     ``sample["net_input"]``, which is what ``fairseq-generate`` hands to the encoder.
 
+    Items are validated when read: a permutation of 0..n-1 when the model reads positions as
+    input, otherwise (order targets) -1 is allowed and the others must be a permutation of
+    0..m-1.
+
     ``noise`` > 0 is the XL PE paper's noise attack (Ding et al. 2020, Fig. 4): in each
     sentence a fraction ``noise`` of the tokens exchange positions among themselves
     (a cyclic shift, so each chosen token really moves), re-drawn every epoch from ``seed``.
@@ -97,14 +103,29 @@ class LanguagePairWithReorderDataset(BaseWrapperDataset):
     def __getitem__(self, index):
         example = self.dataset[index]
         positions = self.reorder[index].long()
-        n = positions.numel()
-        if n and (positions.min() < 0 or positions.max() >= n
-                  or torch.bincount(positions, minlength=n).max() > 1):
-            validate_permutation(positions.tolist(), n, f"{self.reorder_path}.bin line {index + 1}")
-        if self.noise > 0 and n > 1:
+        self._validate(positions, index)
+        if self.noise > 0 and positions.numel() > 1:
             positions = self._swap(positions, index)
         example["reorder_positions"] = positions
         return example
+
+    def _validate(self, positions, index):
+        n = positions.numel()
+        if not n:
+            return
+        where = f"{self.reorder_path}.bin line {index + 1}"
+        ranked = positions[positions.ne(NO_ORDER_TARGET)]
+        m = ranked.numel()
+        if m < n and self.positions_as_input:
+            raise ReorderPositionsError(
+                f"{where}: token {int(positions.eq(NO_ORDER_TARGET).nonzero()[0])} has no "
+                f"position ({NO_ORDER_TARGET}, written by `xlpe-reorder --method dpe --unaligned "
+                "skip`), but this model reads positions as input and needs a full permutation "
+                "of the source: extract them with --method btg (XL PE) or --unaligned keep"
+            )
+        if m and (ranked.min() < 0 or ranked.max() >= m
+                  or torch.bincount(ranked, minlength=m).max() > 1):
+            validate_permutation(positions.tolist(), n, where, allow_no_target=True)
 
     def _swap(self, positions, index):
         chosen_count = int(round(self.noise * positions.numel()))

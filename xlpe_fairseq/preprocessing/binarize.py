@@ -1,18 +1,24 @@
 """``xlpe-binarize``: reorder text -> fairseq mmap dataset ``{split}.reorder.{src}-{tgt}``.
 
 Every line is checked against the source BPE line it belongs to (one position per token,
-a permutation) before anything is written; the ``.bin``/``.idx`` pair is written to
+a permutation, or -1 for tokens without an order target from ``xlpe-reorder --unaligned
+skip`` with the others a permutation of 0..m-1) before anything is written; positions are
+stored as signed integers so that -1 survives (the task refuses it for models that read
+positions as input); the ``.bin``/``.idx`` pair is written to
 temporary files in the destination directory and moved into place only when complete.
 """
 import argparse
 import os
 import tempfile
 
+import numpy as np
+
 from ..reordering.reorder_file import parse_reorder_line
 from .io_utils import (
     InputError,
     check_not_inputs,
     check_same_line_count,
+    open_text,
     read_parallel_chunks,
     run_command,
 )
@@ -24,7 +30,7 @@ def dataset_prefix(destdir, split, source_lang, target_lang):
 
 
 def _max_source_length(source_path):
-    with open(source_path, encoding="utf-8") as f:
+    with open_text(source_path) as f:
         return max((len(line.split()) for line in f), default=0)
 
 
@@ -38,18 +44,19 @@ def binarize_reorder(reorder_path, source_path, prefix, chunk_size=100000):
 
     total = check_same_line_count([reorder_path, source_path])
     check_not_inputs([prefix + ".bin", prefix + ".idx"], [reorder_path, source_path])
-    # the largest position decides the smallest integer type that holds every value
+    # the largest position decides the smallest SIGNED integer type that holds every value
+    # (fairseq's make_builder picks uint16, which would turn -1 into 65535)
     max_position = max(_max_source_length(source_path) - 1, 0)
+    dtype = np.int16 if max_position <= np.iinfo(np.int16).max else np.int32
     destdir = os.path.dirname(os.path.abspath(prefix))
     os.makedirs(destdir, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=destdir, prefix=".xlpe-binarize.") as tmp_dir:
         tmp_prefix = os.path.join(tmp_dir, "reorder")
-        builder = indexed_dataset.make_builder(tmp_prefix + ".bin", impl="mmap",
-                                               vocab_size=max_position + 1)
+        builder = indexed_dataset.MMapIndexedDatasetBuilder(tmp_prefix + ".bin", dtype=dtype)
         for first_lineno, rows in read_parallel_chunks([reorder_path, source_path], chunk_size):
             for offset, (reorder, source) in enumerate(rows):
                 positions = parse_reorder_line(reorder, len(source.split()), reorder_path,
-                                               first_lineno + offset)
+                                               first_lineno + offset, allow_no_target=True)
                 builder.add_item(torch.IntTensor(positions))
         builder.finalize(tmp_prefix + ".idx")
         os.replace(tmp_prefix + ".bin", prefix + ".bin")
