@@ -5,11 +5,13 @@ import sys
 from pathlib import Path
 
 import pytest
+import torch
 from fairseq import options, tasks
 
 from synthetic_corpus import write_corpus
 from xlpe_fairseq.data.reorder_dataset import LanguagePairWithReorderDataset, ReorderPositionsError
 from xlpe_fairseq.preprocessing.binarize import binarize_reorder
+from xlpe_fairseq.reordering.extract import extract_file
 
 USER_DIR = str(Path(__file__).resolve().parents[2] / "xlpe_fairseq")
 
@@ -107,3 +109,60 @@ def test_truncate_source_is_refused_with_positions(prepared, tmp_path):
 def test_noise_is_validated(prepared, tmp_path):
     with pytest.raises(ValueError, match=r"--reorder-noise must be in \[0, 1\]"):
         setup_task(data_bin_with(prepared, tmp_path, {}), "transformer", "--reorder-noise", "1.5")
+
+
+def skip_mode_positions(raw, tmp_path, split="train"):
+    """``xlpe-reorder --method dpe --unaligned skip`` positions of ``split`` after dropping
+    the links of each sentence's second token, so that it has no order target."""
+    links = (raw / f"{split}.align").read_text().splitlines()
+    dropped = [" ".join(link for link in line.split() if not link.startswith("1-"))
+               for line in links]
+    alignment = tmp_path / f"{split}.dropped.align"
+    alignment.write_text("".join(line + "\n" for line in dropped))
+    reorder = tmp_path / f"{split}.skip.reorder"
+    extract_file("dpe", str(raw / f"{split}.xx"), str(raw / f"{split}.yy"), str(alignment),
+                 str(reorder), 1, 100, unaligned="skip")
+    assert "-1" in reorder.read_text(), "the fixture must contain tokens without order target"
+    return reorder
+
+
+def test_dpe_trains_on_positions_without_order_target(prepared, tmp_path):
+    raw, _ = prepared
+    reorder = skip_mode_positions(raw, tmp_path)
+    data_bin = data_bin_with(prepared, tmp_path, {"train": (reorder, raw / "train.xx")})
+    task, args = setup_task(
+        data_bin, "transformer_dpe", "--encoder-embed-dim", "16", "--decoder-embed-dim", "16",
+        "--encoder-ffn-embed-dim", "32", "--decoder-ffn-embed-dim", "32",
+        "--decoder-attention-heads", "2", "--encoder-layers", "1", "--decoder-layers", "1",
+        "--dpe-layers", "1", "--criterion", "label_smoothed_cross_entropy_with_order",
+        "--order-loss-reduction", "batch-mean", "--order-lambda", "0.3",
+    )
+    model = task.build_model(args)
+    criterion = task.build_criterion(args)
+    task.load_dataset("train")
+    dataset = task.datasets["train"]
+    batch = dataset.collater([dataset[i] for i in range(8)])
+    loss, _, log = criterion(model, batch)
+    loss.backward()
+
+    lines = [line.split() for line in reorder.read_text().splitlines()[:8]]
+    aligned = sum(position != "-1" for line in lines for position in line)
+    assert log["order_ntokens"] == aligned, "exactly the aligned tokens are supervised"
+    assert aligned < sum(map(len, lines))
+    assert torch.isfinite(loss), loss
+    dpe_grad = next(model.encoder.dpe_layers.parameters()).grad
+    assert dpe_grad is not None and dpe_grad.abs().sum() > 0, "the order loss trains DPE"
+
+
+def test_xlpe_refuses_positions_without_order_target(prepared, tmp_path):
+    raw, _ = prepared
+    reorder = skip_mode_positions(raw, tmp_path)
+    data_bin = data_bin_with(prepared, tmp_path, {"train": (reorder, raw / "train.xx")})
+    task, args = setup_task(data_bin, "transformer_xlpe", "--xlpe-heads", "1")
+    task.build_model(args)
+    task.load_dataset("train")
+    first = next(k for k, line in enumerate(reorder.read_text().splitlines()) if "-1" in line.split())
+    with pytest.raises(ReorderPositionsError, match=(
+            rf"train\.reorder\.xx-yy\.bin line {first + 1}: token 1 has no position \(-1.*"
+            r"--unaligned skip.*reads positions as input and needs a full permutation")):
+        task.datasets["train"][first]
