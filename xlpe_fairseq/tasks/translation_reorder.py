@@ -4,9 +4,11 @@ Each split may have ``{split}.reorder.{src}-{tgt}.{bin,idx}`` beside fairseq's b
 (written by ``xlpe-reorder`` + ``xlpe-binarize``). A model declares what it does with them in
 its class attribute ``reorder_positions_role``:
 
-- ``"input"`` (XL PE): every split needs positions, and they go into ``net_input``;
-- ``"order_target"`` (DPE): the training split needs them for the order loss; nothing at
-  test time;
+- ``"input"`` (XL PE): every split needs positions, and they go into ``net_input``; they must
+  be full permutations (a -1 of ``xlpe-reorder --unaligned skip`` is refused, naming the file
+  and line, when the item is read);
+- ``"order_target"`` (DPE): the training split needs them for the order loss, which leaves
+  out tokens marked -1; nothing at test time;
 - ``None`` (Reordering Embeddings, fairseq's ``transformer``): positions are optional.
 
 With ``--preorderer`` (a checkpoint of ``xlpe-preorder-train``), a split without reorder files,
