@@ -111,7 +111,8 @@ class TransformerDPEModel(TransformerModel):
         return decoder_out
 
     def order_targets(self, reorder_positions):
-        """``p_j``: the sinusoid at each token's target-ordered position, ``(B, T, C)``."""
+        """``p_j``: the sinusoid at each token's target-ordered position, ``(B, T, C)``; zeros
+        where the position is -1 (padding, or no order target), which the criterion masks."""
         return self.encoder.target_order_positions(reorder_positions)
 
 

@@ -39,7 +39,8 @@ class SinusoidalPositionsAt(nn.Module):
 
     def forward(self, reorder_positions: torch.Tensor) -> torch.Tensor:
         """``reorder_positions``: LongTensor ``(..., T)`` of 0-based positions below ``T``
-        (a permutation per row plus EOS), -1 at padding."""
+        (a permutation per row plus EOS), -1 at padding and at tokens without an order
+        target (``xlpe-reorder --unaligned skip``); -1 reads the zero row."""
         index = positions_from_reorder(reorder_positions, self.padding_idx)
         # sized from the shape, not index.max(), to avoid a device sync per step
         needed = self.padding_idx + 1 + reorder_positions.size(-1)
