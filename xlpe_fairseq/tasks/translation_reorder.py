@@ -28,6 +28,7 @@ from fairseq.tasks import register_task
 from fairseq.tasks.translation import TranslationConfig, TranslationTask
 from omegaconf import II
 
+from ..data.prefetch_shutdown import stop_prefetch_threads_at_exit
 from ..data.reorder_dataset import (
     LanguagePairWithReorderDataset,
     collate_positions,
@@ -74,6 +75,8 @@ class TranslationReorderTask(TranslationTask):
             raise ValueError(f"--reorder-noise must be in [0, 1], got {cfg.reorder_noise}")
         self.reorder_role = None
         self._preorderer = None
+        # fairseq leaves its prefetch threads collating at exit, which can abort the process
+        stop_prefetch_threads_at_exit()
 
     def _data_path(self, split, epoch):
         paths = utils.split_paths(self.cfg.data)
