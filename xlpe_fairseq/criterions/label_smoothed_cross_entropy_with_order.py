@@ -16,9 +16,10 @@ Scale of ``L_order`` (``--order-loss-reduction``):
   supervised source tokens, as fairseq sums the cross-entropy over target tokens (both are
   divided by ``sample_size`` later), so λ weighs two losses of the same scale, as Eq. 1 and 2
   read together intend;
-- ``batch-mean``: the mean per-token MSE of the batch is added to the summed CE, as the
-  public code does (``nn.MSELoss()`` over the batch's aligned tokens). The order loss is then
-  about ntokens times weaker; the paper's numbers (e.g. 28.59 on WMT'14) were made this way.
+- ``batch-mean``: the mean per-token MSE of the batch (of each worker's batch, under data
+  parallelism) is added to the summed CE, as the public code does (``nn.MSELoss()`` over the
+  batch's aligned tokens). The order loss is then weaker by the number of supervised tokens,
+  ~ntokens; the paper's numbers (e.g. 28.59 on WMT'14) were made this way.
 
 Source tokens with a negative reorder position (padding, and unaligned words written by
 ``xlpe-reorder --unaligned skip``) and EOS have no order target and are left out.
