@@ -7,7 +7,8 @@ from xlpe_fairseq.data.reorder_dataset import LanguagePairWithReorderDataset
 from xlpe_fairseq.reordering.reorder_file import ReorderFileError
 
 
-def make_dataset(sentences, reorders, left_pad_source=True, noise=0.0, as_input=True):
+def make_dataset(sentences, reorders, left_pad_source=True, noise=0.0, as_input=True,
+                 noise_redraw=False):
     vocab = Dictionary()
     for word in {w for s in sentences for w in s}:
         vocab.add_symbol(word)
@@ -18,7 +19,8 @@ def make_dataset(sentences, reorders, left_pad_source=True, noise=0.0, as_input=
     )
     reorder = [torch.IntTensor(r) for r in reorders]
     dataset = LanguagePairWithReorderDataset(
-        pairs, reorder, "mem/train.reorder.xx-yy", positions_as_input=as_input, noise=noise, seed=3
+        pairs, reorder, "mem/train.reorder.xx-yy", positions_as_input=as_input, noise=noise, seed=3,
+        noise_redraw=noise_redraw,
     )
     return dataset, vocab
 
@@ -94,16 +96,57 @@ def test_positions_read_as_input_refuse_tokens_without_target():
         dataset[2]
 
 
-def test_noise_swaps_the_requested_share_and_keeps_a_permutation():
-    sentence = [f"w{i}" for i in range(20)]
-    dataset, _ = make_dataset([sentence], [list(range(20))], noise=0.2)
-    noisy = dataset[0]["reorder_positions"]
-    assert sorted(noisy.tolist()) == list(range(20)), "noise must keep a permutation"
-    moved = int((noisy != torch.arange(20)).sum())
-    assert moved == 4, f"20% of 20 tokens should move, {moved} did"
-    assert torch.equal(dataset[0]["reorder_positions"], noisy), "noise is seeded per epoch and item"
+def monotone_sentences(lengths):
+    """Sentences of the given lengths, each with the identity as its reorder positions."""
+    return [[f"w{i}" for i in range(n)] for n in lengths], [list(range(n)) for n in lengths]
+
+
+def noisy_positions(dataset):
+    return [dataset[i]["reorder_positions"] for i in range(len(dataset))]
+
+
+def test_noise_swaps_pairs_of_positions_and_keeps_a_permutation():
+    dataset, _ = make_dataset(*monotone_sentences([20] * 50), noise=0.2)
+    for noisy in noisy_positions(dataset):
+        assert sorted(noisy.tolist()) == list(range(20)), f"noise must keep a permutation: {noisy}"
+        moved = noisy.ne(torch.arange(20))
+        assert int(moved.sum()) == 4, f"20% of 20 tokens are 2 swaps, 4 tokens: {noisy}"
+        # on the identity, disjoint swaps (and nothing else, e.g. no 3-cycle) are an involution
+        assert torch.equal(noisy[noisy], torch.arange(20)), f"not pairwise swaps: {noisy}"
+
+
+def test_noise_corrupts_the_expected_share_of_tokens_with_probabilistic_rounding():
+    # 5% of 27 tokens is 0.675 swaps: a swap (2 tokens) in 67.5% of the sentences, not 0 swaps
+    dataset, _ = make_dataset(*monotone_sentences([27] * 2000), noise=0.05)
+    moved = torch.tensor([int(p.ne(torch.arange(27)).sum()) for p in noisy_positions(dataset)])
+    assert set(moved.tolist()) == {0, 2}, f"0.675 swaps round to 0 or 1: {moved.unique()}"
+    share = moved.sum().item() / (27 * 2000)
+    assert abs(share - 0.05) < 0.004, f"{share:.4f} of the tokens corrupted, expected 0.05"
+    lengths = [3 + i % 40 for i in range(2000)]
+    dataset, _ = make_dataset(*monotone_sentences(lengths), noise=0.13)
+    moved = sum(int(p.ne(torch.arange(p.numel())).sum()) for p in noisy_positions(dataset))
+    assert abs(moved / sum(lengths) - 0.13) < 0.01, f"{moved / sum(lengths):.4f} corrupted, expected 0.13"
+
+
+def test_noise_is_drawn_once_per_sentence_and_kept_across_epochs():
+    dataset, _ = make_dataset(*monotone_sentences([20] * 30), noise=0.2)
+    first = noisy_positions(dataset)
+    assert len({tuple(p.tolist()) for p in first}) > 20, "sentences must get different swaps"
     dataset.set_epoch(2)
-    assert not torch.equal(dataset[0]["reorder_positions"], noisy), "noise is re-drawn each epoch"
+    assert all(torch.equal(a, b) for a, b in zip(noisy_positions(dataset), first)), (
+        "by default a sentence keeps its corruption in every epoch"
+    )
+
+
+def test_noise_redraw_draws_new_swaps_every_epoch():
+    dataset, _ = make_dataset(*monotone_sentences([20] * 30), noise=0.2, noise_redraw=True)
+    first = noisy_positions(dataset)
+    assert all(torch.equal(a, b) for a, b in zip(noisy_positions(dataset), first)), (
+        "within an epoch the swaps must be reproducible"
+    )
+    dataset.set_epoch(2)
+    changed = sum(not torch.equal(a, b) for a, b in zip(noisy_positions(dataset), first))
+    assert changed > 20, f"with noise_redraw the swaps change with the epoch ({changed} of 30 did)"
 
 
 def test_no_noise_leaves_positions_untouched():

@@ -166,3 +166,17 @@ def test_xlpe_refuses_positions_without_order_target(prepared, tmp_path):
             rf"train\.reorder\.xx-yy\.bin line {first + 1}: token 1 has no position \(-1.*"
             r"--unaligned skip.*reads positions as input and needs a full permutation")):
         task.datasets["train"][first]
+
+
+@pytest.mark.parametrize("redraw", [[], ["--reorder-noise-redraw"]])
+def test_noise_settings_reach_the_training_split_only(prepared, tmp_path, redraw):
+    raw, _ = prepared
+    data_bin = data_bin_with(prepared, tmp_path, {
+        split: (raw / f"{split}.reorder", raw / f"{split}.xx") for split in ("train", "valid")
+    })
+    task, _ = setup_task(data_bin, "transformer", "--reorder-noise", "0.1", "--seed", "7", *redraw)
+    task.load_dataset("train")
+    task.load_dataset("valid")
+    train, valid = task.datasets["train"], task.datasets["valid"]
+    assert (train.noise, train.seed, train.noise_redraw) == (0.1, 7, bool(redraw))
+    assert valid.noise == 0.0, "the noise attack corrupts training positions only"

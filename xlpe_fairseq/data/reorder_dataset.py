@@ -78,18 +78,21 @@ class LanguagePairWithReorderDataset(BaseWrapperDataset):
     input, otherwise (order targets) -1 is allowed and the others must be a permutation of
     0..m-1.
 
-    ``noise`` > 0 is the XL PE paper's noise attack (Ding et al. 2020, Fig. 4): in each
-    sentence a fraction ``noise`` of the tokens exchange positions among themselves
-    (a cyclic shift, so each chosen token really moves), re-drawn every epoch from ``seed``.
+    ``noise`` > 0 is the XL PE paper's noise attack (Ding et al. 2020, §4.5, Fig. 4): in
+    expectation a fraction ``noise`` of each sentence's tokens get another token's position,
+    by swaps of two positions (see ``_swap``). A sentence's corruption is drawn once from
+    ``seed`` and its index and is the same in every epoch; ``noise_redraw`` draws it anew
+    each epoch instead.
     """
 
     def __init__(self, dataset, reorder, reorder_path, positions_as_input=False,
-                 noise=0.0, seed=1):
+                 noise=0.0, seed=1, noise_redraw=False):
         super().__init__(dataset)
         self.reorder = reorder
         self.reorder_path = reorder_path
         self.positions_as_input = positions_as_input
         self.noise = noise
+        self.noise_redraw = noise_redraw
         self.seed = seed
         self.epoch = 1
 
@@ -128,13 +131,26 @@ class LanguagePairWithReorderDataset(BaseWrapperDataset):
             validate_permutation(positions.tolist(), n, where, allow_no_target=True)
 
     def _swap(self, positions, index):
-        chosen_count = int(round(self.noise * positions.numel()))
-        if chosen_count < 2:
+        """XL PE's footnote 4, "we randomly swap two reordered positional indexes": disjoint
+        pairs of tokens exchange their positions, so the result stays a permutation and each
+        swap corrupts exactly two tokens. A sentence of n tokens gets ``noise·n/2`` swaps,
+        rounded down or up at random so that the expected number of corrupted tokens is
+        exactly ``noise·n`` (5% of 27 tokens is 0.675 swaps: one swap in 67.5% of such
+        sentences, none in the others), at most ``n // 2``."""
+        n = positions.numel()
+        # a generator of its own: fairseq collates in a background thread, and numpy's global
+        # state is shared with the main thread
+        key = (self.seed, self.epoch, index) if self.noise_redraw else (self.seed, index)
+        rng = np.random.default_rng(key)
+        expected_swaps = self.noise * n / 2
+        swaps = min(int(expected_swaps) + int(rng.random() < expected_swaps % 1), n // 2)
+        if swaps == 0:
             return positions
-        with data_utils.numpy_seed(self.seed, self.epoch, index):
-            chosen = torch.from_numpy(np.random.permutation(positions.numel())[:chosen_count])
+        chosen = torch.from_numpy(rng.choice(n, size=2 * swaps, replace=False))
+        first, second = chosen[:swaps], chosen[swaps:]
         noisy = positions.clone()
-        noisy[chosen] = positions[chosen.roll(1)]
+        noisy[first] = positions[second]
+        noisy[second] = positions[first]
         return noisy
 
     def collater(self, samples, pad_to_length=None):

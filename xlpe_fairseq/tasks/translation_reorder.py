@@ -48,9 +48,15 @@ class TranslationReorderConfig(TranslationConfig):
     reorder_noise: float = field(
         default=0.0,
         metadata={
-            "help": "noise attack of XL PE (Ding et al. 2020, Fig. 4): in each training "
-            "sentence this fraction of tokens exchange their reorder positions; 0 disables"
+            "help": "noise attack of XL PE (Ding et al. 2020, Fig. 4): random swaps of two "
+            "reorder positions in each training sentence, so that in expectation this "
+            "fraction of its tokens (2 per swap) get a wrong position; the swaps of a "
+            "sentence are drawn once, from --seed and its index; 0 disables"
         },
+    )
+    reorder_noise_redraw: bool = field(
+        default=False,
+        metadata={"help": "draw the --reorder-noise swaps anew every epoch"},
     )
     preorderer: Optional[str] = field(
         default=None,
@@ -111,6 +117,7 @@ class TranslationReorderTask(TranslationTask):
             positions_as_input=self.reorder_role == ROLE_INPUT,
             noise=self.cfg.reorder_noise if split == self.cfg.train_subset else 0.0,
             seed=self.cfg.seed,
+            noise_redraw=self.cfg.reorder_noise_redraw,
         )
 
     @property
