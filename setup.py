@@ -25,6 +25,7 @@ CONSOLE_SCRIPTS = [
     "xlpe-swap-robustness = xlpe_fairseq.evaluation.swap_robustness:main",
     "xlpe-noise-curve = xlpe_fairseq.evaluation.noise_attack:main",
     "xlpe-attention-heatmap = xlpe_fairseq.evaluation.attention_heatmap:main",
+    "xlpe-study = xlpe_fairseq.evaluation.study:main",
 ]
 
 

@@ -1,0 +1,159 @@
+"""xlpe-study end to end on the tiny synthetic corpus (two models x two seeds, an interrupted
+run resumed), and its statistics on hand-made systems."""
+import json
+import subprocess
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+import sacrebleu
+
+from synthetic_corpus import write_corpus
+from test_cli_end_to_end import TINY_MODEL, binarize_positions, run
+from xlpe_fairseq.evaluation.compare import sentence_statistics
+from xlpe_fairseq.evaluation.study import (
+    PROFILES,
+    Study,
+    build_parser,
+    seed_bootstrap,
+    validation_curve,
+    verdict,
+)
+
+REPO = Path(__file__).resolve().parents[2]
+TINY = " ".join([*TINY_MODEL, "--max-tokens", "800"])
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory):
+    root = tmp_path_factory.mktemp("study")
+    raw = write_corpus(root / "raw", sizes={"train": 200, "valid": 16, "test": 16})
+    data_bin = root / "data-bin"
+    run("fairseq_cli.preprocess", "--source-lang", "xx", "--target-lang", "yy",
+        "--trainpref", raw / "train", "--validpref", raw / "valid", "--testpref", raw / "test",
+        "--destdir", data_bin, "--joined-dictionary", "--workers", "1")
+    binarize_positions(raw / "train.reorder", raw / "train.xx", data_bin, "train")
+    return SimpleNamespace(root=root, raw=raw, data_bin=data_bin)
+
+
+def study_args(corpus, work, *extra):
+    return ["--data-bin", str(corpus.data_bin), "--source-lang", "xx", "--target-lang", "yy",
+            "--reference", str(corpus.raw / "test.yy"), "--models", "transformer", "dpe",
+            "--seeds", "1", "2", "--updates", "6", "--train-args", TINY, "--cpu",
+            "--bootstrap-samples", "200", "--work", str(work), *extra]
+
+
+def xlpe_study(*args):
+    return subprocess.run([sys.executable, "-m", "xlpe_fairseq.evaluation.study", *args],
+                          capture_output=True, text=True)
+
+
+def test_study_trains_every_run_resumes_an_interrupted_one_and_reports(corpus):
+    work = corpus.root / "work"
+    # an interrupted run: dpe seed 2 stopped at update 3 of 6
+    interrupted = Study(build_parser().parse_args(study_args(corpus, work)))
+    command = interrupted.train_command("dpe", 2, max_update=3)
+    assert subprocess.run(command, capture_output=True).returncode == 0
+
+    first = xlpe_study(*study_args(corpus, work))
+    assert first.returncode == 0, first.stderr[-3000:]
+    assert "[4/4]" in first.stderr and "ETA" in first.stderr, "progress lines with an ETA expected"
+    resumed_log = (work / "runs" / "dpe" / "seed2" / "train.log").read_text()
+    assert "@ 3 updates" in resumed_log and "num_updates 6" in resumed_log, \
+        "the interrupted run must resume from its checkpoint at update 3 and finish at 6"
+
+    report = json.loads((work / "report.json").read_text())
+    assert [row["model"] for row in report["models"]] == ["transformer", "dpe"]
+    for row in report["models"]:
+        assert len(row["bleu"]["per_seed"]) == 2 and len(row["chrf"]["per_seed"]) == 2
+    dpe = report["models"][1]
+    assert set(dpe["bleu"]["vs_baseline"]) == {"delta", "low", "high", "p"}
+    assert dpe["bleu"]["vs_baseline"]["low"] <= dpe["bleu"]["vs_baseline"]["high"]
+    markdown = (work / "report.md").read_text()
+    assert "| transformer (baseline) |" in markdown and "| dpe |" in markdown
+    assert "fairseq_cli.train" in markdown, "the report lists every run's command"
+    assert (work / "curves.png").stat().st_size > 0
+    for model in ("transformer", "dpe"):
+        for seed in (1, 2):
+            result = json.loads((work / "runs" / model / f"seed{seed}" / "result.json").read_text())
+            assert result["sentences"] == 16 and result["curve"], (model, seed)
+
+    logs = {path: path.stat().st_size for path in work.glob("runs/*/*/train.log")}
+    again = xlpe_study(*study_args(corpus, work))
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert "4 already finished" in again.stderr
+    assert {path: path.stat().st_size for path in logs} == logs, "finished runs were retrained"
+
+    other = xlpe_study(*study_args(corpus, work)[:-2], "--updates", "8", "--work", str(work))
+    assert other.returncode == 1 and "other settings" in other.stderr and "updates" in other.stderr
+
+
+def test_xlpe_models_need_a_data_bin_with_positions(corpus, tmp_path):
+    args = study_args(corpus, tmp_path / "work")
+    args[args.index("dpe")] = "xlpe-inxl"
+    result = xlpe_study(*args)
+    assert result.returncode == 1 and "--xlpe-data-bin" in result.stderr
+    assert not (tmp_path / "work" / "runs").exists(), "nothing may be trained before the check"
+
+
+def statistics(hypotheses, references):
+    metric = sacrebleu.metrics.BLEU()
+    return metric, sentence_statistics(metric, hypotheses, references)
+
+
+REFERENCES = [f"the cat number {k} sat on the mat near door {k % 7}" for k in range(60)]
+WORSE = [f"a dog {k} stood" for k in range(60)]
+
+
+def test_identical_systems_are_not_different():
+    metric, stats = statistics(WORSE, REFERENCES)
+    comparison = seed_bootstrap(metric, [stats, stats], [stats, stats], 200,
+                                np.random.default_rng(0))
+    assert comparison["delta"] == 0 and comparison["p"] == 1.0
+    assert verdict(comparison) == "no significant difference"
+
+
+def test_a_consistently_better_system_is_better():
+    metric, good = statistics(REFERENCES, REFERENCES)
+    _, bad = statistics(WORSE, REFERENCES)
+    comparison = seed_bootstrap(metric, [bad, bad], [good, good], 200, np.random.default_rng(0))
+    assert comparison["p"] < 0.05 and comparison["low"] > 0, comparison
+    assert verdict(comparison) == "better"
+
+
+def test_seed_spread_larger_than_the_gap_is_not_significant():
+    # one seed perfect, one hopeless: the mean beats the baseline, but a redraw of seeds
+    # can give either, so the interval must cover zero
+    metric, good = statistics(REFERENCES, REFERENCES)
+    _, bad = statistics(WORSE, REFERENCES)
+    _, middle = statistics([r.replace("cat", "dog") for r in REFERENCES], REFERENCES)
+    comparison = seed_bootstrap(metric, [middle, middle], [good, bad], 400,
+                                np.random.default_rng(0))
+    assert comparison["low"] < 0 < comparison["high"], comparison
+    assert verdict(comparison) == "no significant difference"
+
+
+def test_validation_curve_reads_fairseq_simple_log(tmp_path):
+    log = tmp_path / "train.log"
+    log.write_text(
+        "2026-11-23 | INFO | valid | epoch 001 | valid on 'valid' subset | loss 7.5 | "
+        "nll_loss 7.1 | ppl 137 | wps 100 | wpb 50 | bsz 4 | num_updates 3\n"
+        "2026-11-23 | INFO | train | epoch 001 | loss 8.0 | num_updates 3\n"
+        "2026-11-23 | INFO | valid | epoch 002 | valid on 'valid' subset | loss 6.25 | "
+        "nll_loss 6.0 | ppl 64 | wps 100 | wpb 50 | bsz 4 | num_updates 6 | best_loss 6.25\n")
+    assert validation_curve(log) == {3: 7.5, 6: 6.25}
+
+
+def test_cpu_demo_profile_is_the_demo_settings():
+    shell = subprocess.run(
+        ["bash", "-c", 'source examples/demo_settings.sh; demo_settings 500; '
+         'printf "%s\\n" "${DEMO_SETTINGS[@]}"'],
+        cwd=REPO, capture_output=True, text=True, check=True).stdout.splitlines()
+    # the study sets the budget and the seed per run
+    for option in ("--max-update", "--seed"):
+        k = shell.index(option)
+        del shell[k:k + 2]
+    assert PROFILES["cpu-demo"]["settings"] == shell, \
+        "xlpe-study's cpu-demo profile drifted from examples/demo_settings.sh"

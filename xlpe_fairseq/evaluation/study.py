@@ -1,0 +1,512 @@
+"""``xlpe-study``: models × seeds trained with one budget on one data-bin, evaluated, reported.
+
+A single seed at a short budget does not rank methods: across seeds BLEU moves by more than
+the gaps between models. This command trains every ``--models`` entry once per ``--seeds``
+value with identical settings (a ``--profile``, plus ``--updates``), translates the complete
+test split with each, scores it with detokenized sacreBLEU and chrF (AER from attention where
+gold alignments are given), and writes one report:
+
+- mean ± sample standard deviation over seeds of BLEU and chrF, and each seed's value;
+- each model against the baseline: the difference of seed-averaged BLEU (chrF) with a 95%
+  interval and a two-sided p-value from a bootstrap that resamples BOTH sources of variation,
+  the test sentences (paired: one resample serves every system) and the seeds (drawn with
+  replacement per system), so a difference smaller than the seed spread is not called
+  significant;
+- training curves (validation loss over updates, mean over seeds) as a PNG;
+- the settings and every run's fairseq-train command.
+
+Runs live in ``WORK/runs/MODEL/seedS``. A finished run (``result.json``) is not trained again;
+an interrupted one resumes from its ``checkpoint_last.pt`` (fairseq-train's own resume). A
+work folder remembers its settings and refuses a rerun with other ones. Progress lines give the
+ETA from the mean duration of the runs trained so far.
+"""
+import argparse
+import json
+import os
+import re
+import shlex
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import sacrebleu
+
+from ..preprocessing.io_utils import InputError, ToolError, atomic_output, require_files, run_command
+from .bleu import detokenize, score
+from .compare import USER_DIR, corpus_score, generate, parameter_count, sentence_statistics
+from .curves import plot_curves
+from .generate_output import IncompleteGenerationError, read_hypotheses
+
+# Training settings per profile: fairseq-train options without data, languages, architecture,
+# seed, budget or device. ``cpu-demo`` is examples/demo_settings.sh (a test keeps them equal).
+PROFILES = {
+    "cpu-demo": {
+        "settings": [
+            "--encoder-embed-dim", "128", "--encoder-ffn-embed-dim", "512",
+            "--encoder-layers", "2", "--encoder-attention-heads", "4",
+            "--decoder-embed-dim", "128", "--decoder-ffn-embed-dim", "512",
+            "--decoder-layers", "2", "--decoder-attention-heads", "4",
+            "--share-decoder-input-output-embed", "--dropout", "0.2",
+            "--criterion", "label_smoothed_cross_entropy_with_order", "--label-smoothing", "0.1",
+            "--optimizer", "adam", "--adam-betas", "(0.9, 0.98)", "--lr", "0.002",
+            "--lr-scheduler", "inverse_sqrt", "--warmup-updates", "200", "--max-tokens", "4096",
+            "--no-epoch-checkpoints", "--log-format", "simple", "--log-interval", "50",
+            "--num-workers", "0",
+        ],
+        "encoder_layers": 2, "heads": 4, "order_lambda": 0.5, "updates": 500,
+        "validate_every": 100, "device": ["--cpu"], "generate_device": ["--cpu"],
+    },
+    # The IWSLT'14 recipes' model (transformer_iwslt_de_en: 512/1024, 6+6 layers, 4 heads) and
+    # optimizer, on one GPU in fp16, with a budget that trains 5 models x 3 seeds in about an
+    # hour on one H100-class GPU.
+    "gpu-iwslt": {
+        "settings": [
+            "--encoder-embed-dim", "512", "--encoder-ffn-embed-dim", "1024",
+            "--encoder-layers", "6", "--encoder-attention-heads", "4",
+            "--decoder-embed-dim", "512", "--decoder-ffn-embed-dim", "1024",
+            "--decoder-layers", "6", "--decoder-attention-heads", "4",
+            "--share-decoder-input-output-embed", "--dropout", "0.3", "--weight-decay", "0.0001",
+            "--criterion", "label_smoothed_cross_entropy_with_order", "--label-smoothing", "0.1",
+            "--optimizer", "adam", "--adam-betas", "(0.9, 0.98)", "--clip-norm", "0.0",
+            "--lr", "0.001", "--lr-scheduler", "inverse_sqrt", "--warmup-updates", "1000",
+            "--max-tokens", "8192", "--no-epoch-checkpoints", "--log-format", "simple",
+            "--log-interval", "100", "--num-workers", "2",
+        ],
+        "encoder_layers": 6, "heads": 4, "order_lambda": 0.3, "updates": 4000,
+        "validate_every": 500, "device": ["--fp16"], "generate_device": ["--fp16"],
+    },
+}
+
+
+def model_flags(name, profile):
+    """fairseq-train options that make ``name`` out of the profile's shared settings.
+
+    Returns ``(options, reads_positions)``; ``reads_positions`` models (XL PE) train and
+    decode on the data-bin with reorder positions for every split.
+    """
+    heads = profile["heads"]
+    xlpe_heads = str(max(1, heads // 4))  # the paper's best share: 4 of 16 heads
+    table = {
+        "transformer": (["--arch", "transformer"], False),
+        "dpe": (["--arch", "transformer_dpe", "--order-lambda", str(profile["order_lambda"])],
+                False),
+        "re-encoder": (["--arch", "transformer_reorder_emb", "--reorder-emb", "encoder"], False),
+        "re-decoder": (["--arch", "transformer_reorder_emb", "--reorder-emb", "decoder"], False),
+        "re-both": (["--arch", "transformer_reorder_emb", "--reorder-emb", "both"], False),
+        "xlpe-inxl": (["--arch", "transformer_xlpe", "--xlpe-mode", "inxl"], True),
+        "xlpe-headxl": (["--arch", "transformer_xlpe", "--xlpe-mode", "headxl",
+                         "--xlpe-heads", xlpe_heads], True),
+        "xlpe-combination": (["--arch", "transformer_xlpe", "--xlpe-mode", "combination",
+                              "--xlpe-heads", xlpe_heads], True),
+        # as many encoder layers as DPE's network plus its encoder (DPE Table 5's 8E at base)
+        "transformer-deep": (["--arch", "transformer", "--encoder-layers",
+                              str(profile["encoder_layers"] + 2)], False),
+        "encoder-free": (["--arch", "transformer", "--encoder-layers", "0"], False),
+        "encoder-free-inxl": (["--arch", "transformer_xlpe", "--xlpe-mode", "inxl",
+                               "--encoder-layers", "0"], True),
+    }
+    if name not in table:
+        raise InputError(f"unknown model {name!r}; known: {', '.join(table)}")
+    return table[name]
+
+
+MODEL_NAMES = ("transformer", "dpe", "re-encoder", "re-decoder", "re-both", "xlpe-inxl",
+               "xlpe-headxl", "xlpe-combination", "transformer-deep", "encoder-free",
+               "encoder-free-inxl")
+
+
+class Study:
+    """The runs of one study and where their files go (see the module docstring)."""
+
+    def __init__(self, args):
+        self.args = args
+        self.profile = PROFILES[args.profile]
+        self.work = Path(args.work)
+        self.updates = args.updates or self.profile["updates"]
+
+    def data_bin(self, model):
+        reads_positions = model_flags(model, self.profile)[1]
+        if reads_positions and not self.args.xlpe_data_bin:
+            raise InputError(f"{model} reads reorder positions in every split: give "
+                             "--xlpe-data-bin (e.g. data_prep/prepare-bible-he-en.sh --xlpe)")
+        return self.args.xlpe_data_bin if reads_positions else self.args.data_bin
+
+    def run_dir(self, model, seed):
+        return self.work / "runs" / model / f"seed{seed}"
+
+    def train_command(self, model, seed, max_update=None):
+        """The fairseq-train command of one run (``max_update`` overrides the budget)."""
+        args = self.args
+        return [
+            sys.executable, "-m", "fairseq_cli.train", str(self.data_bin(model)),
+            "--user-dir", USER_DIR, "--task", "translation_reorder",
+            "--source-lang", args.source_lang, "--target-lang", args.target_lang,
+            *self.profile["settings"], *model_flags(model, self.profile)[0],
+            "--seed", str(seed), "--max-update", str(max_update or self.updates),
+            "--validate-interval-updates", str(self.profile["validate_every"]),
+            "--save-dir", str(self.run_dir(model, seed) / "checkpoints"),
+            *self.device_flags("device"), *shlex.split(args.train_args),
+        ]
+
+    def device_flags(self, key):
+        return ["--cpu"] if self.args.cpu else self.profile[key]
+
+    def settings(self):
+        """What makes two runs of the study comparable; stored in WORK/settings.json."""
+        return {
+            "profile": self.args.profile, "profile_settings": self.profile["settings"],
+            "updates": self.updates, "train_args": self.args.train_args,
+            "data_bin": os.path.abspath(self.args.data_bin),
+            "xlpe_data_bin": self.args.xlpe_data_bin and os.path.abspath(self.args.xlpe_data_bin),
+            "source_lang": self.args.source_lang, "target_lang": self.args.target_lang,
+            "generate_args": self.args.generate_args, "checkpoint": self.args.checkpoint,
+            "cpu": self.args.cpu,
+        }
+
+    def check_settings(self):
+        """Write WORK/settings.json, or refuse a work folder made with other settings."""
+        path = self.work / "settings.json"
+        settings = self.settings()
+        if path.exists():
+            with open(path, encoding="utf-8") as f:
+                previous = json.load(f)
+            changed = sorted(key for key in set(settings) | set(previous)
+                             if settings.get(key) != previous.get(key))
+            if changed:
+                raise InputError(f"{path}: this work folder was made with other settings "
+                                 f"({', '.join(changed)} differ); use another --work")
+        else:
+            self.work.mkdir(parents=True, exist_ok=True)
+            with atomic_output(str(path)) as out:
+                json.dump(settings, out, indent=2)
+
+
+def train(study, model, seed):
+    """Train one run to the budget; fairseq-train resumes from checkpoint_last.pt if present.
+
+    ``trained`` marks a finished training: fairseq-train restarted on a checkpoint at its
+    budget would take one more update before it stops.
+    """
+    run_dir = study.run_dir(model, seed)
+    if (run_dir / "trained").exists():
+        return
+    run_dir.mkdir(parents=True, exist_ok=True)
+    command = study.train_command(model, seed)
+    (run_dir / "command.txt").write_text(shlex.join(command) + "\n", encoding="utf-8")
+    env = {**os.environ, "TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD": "1", "PYTHONWARNINGS": "ignore"}
+    with open(run_dir / "train.log", "a", encoding="utf-8") as log:
+        result = subprocess.run(command, stdout=log, stderr=subprocess.STDOUT, env=env)
+    if result.returncode != 0:
+        tail = (run_dir / "train.log").read_text(encoding="utf-8", errors="replace")[-3000:]
+        raise ToolError(f"training {model} seed {seed} failed (exit {result.returncode}); "
+                        f"{run_dir / 'train.log'} ends:\n{tail}")
+    (run_dir / "trained").touch()
+
+
+def checkpoint_to_decode(study, model, seed):
+    return study.run_dir(model, seed) / "checkpoints" / f"checkpoint_{study.args.checkpoint}.pt"
+
+
+def evaluate(study, model, seed, references):
+    """Translate the test split, score it and write ``result.json`` (the run's done mark)."""
+    args = study.args
+    run_dir = study.run_dir(model, seed)
+    checkpoint = checkpoint_to_decode(study, model, seed)
+    output = run_dir / "generate.out"
+    generate(checkpoint, study.data_bin(model), args.gen_subset, str(output),
+             ["--source-lang", args.source_lang, "--target-lang", args.target_lang,
+              *shlex.split(args.generate_args), *study.device_flags("generate_device")])
+    try:
+        hypotheses = read_hypotheses(str(output), len(references))
+    except IncompleteGenerationError as err:
+        raise InputError(str(err)) from err
+    result = {"model": model, "seed": seed, **score(detokenize(hypotheses, args.target_lang),
+                                                    references),
+              "parameters": parameter_count(str(checkpoint))}
+    if args.gold:
+        result["aer"] = alignment_error_rate(study, model, checkpoint, run_dir / "aer.json")
+    result["curve"] = validation_curve(run_dir / "train.log")
+    with atomic_output(str(run_dir / "result.json")) as out:
+        json.dump(result, out, indent=2)
+    return result
+
+
+def alignment_error_rate(study, model, checkpoint, scores):
+    """AER of the model's attention against the gold alignment (``xlpe-aer``, JSON to ``scores``)."""
+    args = study.args
+    command = [sys.executable, "-m", "xlpe_fairseq.evaluation.attention_alignment",
+               "--gold", args.gold, "--source-bpe", args.source_bpe, "--target-bpe",
+               args.target_bpe, "--data-bin", str(study.data_bin(model)), "--split",
+               args.gen_subset, "--checkpoint", f"{model}={checkpoint}", "--json", str(scores)]
+    env = {**os.environ, "TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD": "1", "PYTHONWARNINGS": "ignore"}
+    result = subprocess.run(command, capture_output=True, text=True, env=env)
+    if result.returncode != 0:
+        raise ToolError(f"{shlex.join(command)} failed:\n{result.stderr[-3000:]}")
+    with open(scores, encoding="utf-8") as f:
+        return json.load(f)[0]["aer"]
+
+
+VALID_LINE = re.compile(r"valid on '[^']*' subset \|(?P<fields>.*)")
+
+
+def validation_curve(train_log):
+    """``{update: validation loss}`` from fairseq-train's simple-format log (resumes included)."""
+    curve = {}
+    with open(train_log, encoding="utf-8", errors="replace") as f:
+        for line in f:
+            match = VALID_LINE.search(line)
+            if not match:
+                continue
+            fields = dict(field.strip().split(" ", 1) for field in match["fields"].split("|")
+                          if " " in field.strip())
+            if "num_updates" in fields and "loss" in fields:
+                curve[int(fields["num_updates"])] = float(fields["loss"])
+    return curve
+
+
+def seed_bootstrap(metric, baseline_stats, system_stats, samples, rng):
+    """Difference of seed-averaged scores, its 95% interval and two-sided p-value.
+
+    ``*_stats`` are lists (one per seed) of per-sentence statistics. Each bootstrap sample
+    draws the test sentences once for both systems (paired) and each system's seeds with
+    replacement, so both the test set and the training seed vary.
+    """
+    n = baseline_stats[0].shape[0]
+    counts = rng.multinomial(n, np.full(n, 1.0 / n), size=samples).astype(np.float64)
+
+    def seed_scores(stats):
+        return np.array([[corpus_score(metric, row) for row in counts @ seed] for seed in stats]).T
+
+    system, baseline = seed_scores(system_stats), seed_scores(baseline_stats)
+    pick_system = rng.integers(0, len(system_stats), size=(samples, len(system_stats)))
+    pick_baseline = rng.integers(0, len(baseline_stats), size=(samples, len(baseline_stats)))
+    rows = np.arange(samples)[:, None]
+    differences = system[rows, pick_system].mean(1) - baseline[rows, pick_baseline].mean(1)
+    observed = (np.mean([corpus_score(metric, s.sum(0)) for s in system_stats])
+                - np.mean([corpus_score(metric, s.sum(0)) for s in baseline_stats]))
+    if observed > 0:
+        against = np.sum(differences <= 0)
+    elif observed < 0:
+        against = np.sum(differences >= 0)
+    else:
+        against = len(differences)
+    low, high = np.percentile(differences, [2.5, 97.5])
+    return {"delta": float(observed), "low": float(low), "high": float(high),
+            "p": min(1.0, 2 * (against + 1) / (samples + 1))}
+
+
+def verdict(comparison, alpha=0.05):
+    if comparison["p"] >= alpha:
+        return "no significant difference"
+    return "better" if comparison["delta"] > 0 else "worse"
+
+
+def summarize(study, models, seeds, references, hypotheses, results, samples=1000, seed=12345):
+    """The report's numbers: per model its seeds' scores, mean, sd and the baseline test."""
+    baseline = study.args.baseline or models[0]
+    metrics = {"bleu": sacrebleu.metrics.BLEU(), "chrf": sacrebleu.metrics.CHRF()}
+    statistics = {
+        key: {model: [sentence_statistics(metric, hypotheses[model, s], references) for s in seeds]
+              for model in models}
+        for key, metric in metrics.items()
+    }
+    rows = []
+    for model in models:
+        runs = [results[model, s] for s in seeds]
+        row = {"model": model, "baseline": model == baseline, "seeds": list(seeds),
+               "parameters": runs[0]["parameters"]}
+        for key, metric in metrics.items():
+            values = [run[key] for run in runs]
+            row[key] = {"per_seed": values, "mean": float(np.mean(values)),
+                        "sd": float(np.std(values, ddof=1)) if len(values) > 1 else 0.0}
+            if model != baseline:
+                rng = np.random.default_rng(seed)
+                row[key]["vs_baseline"] = seed_bootstrap(
+                    metric, statistics[key][baseline], statistics[key][model], samples, rng)
+        if all("aer" in run for run in runs):
+            values = [run["aer"] for run in runs]
+            row["aer"] = {"per_seed": values, "mean": float(np.mean(values)),
+                          "sd": float(np.std(values, ddof=1)) if len(values) > 1 else 0.0}
+        rows.append(row)
+    return {"baseline": baseline, "bootstrap_samples": samples, "bootstrap_seed": seed,
+            "settings": study.settings(), "models": rows,
+            "bleu_signature": results[models[0], seeds[0]]["bleu_signature"],
+            "chrf_signature": results[models[0], seeds[0]]["chrf_signature"]}
+
+
+def markdown_report(summary, commands):
+    def cell(stats):
+        return f"{stats['mean']:.2f} ± {stats['sd']:.2f}"
+
+    def versus(stats):
+        if "vs_baseline" not in stats:
+            return "–", "–"
+        c = stats["vs_baseline"]
+        return f"{c['delta']:+.2f} [{c['low']:+.2f}, {c['high']:+.2f}]", f"{c['p']:.3f}"
+
+    settings = summary["settings"]
+    has_aer = all("aer" in row for row in summary["models"])
+    header = "| model | BLEU (mean ± sd) | per seed | ΔBLEU [95%] | p | chrF (mean ± sd) | ΔchrF [95%] | p |"
+    header += " AER |" if has_aer else ""
+    lines = [
+        f"# Study: {len(summary['models'])} models × {len(summary['models'][0]['seeds'])} seeds",
+        "",
+        f"Profile `{settings['profile']}`, {settings['updates']} updates per run, data "
+        f"`{settings['data_bin']}`, {settings['source_lang']}→{settings['target_lang']}, "
+        f"checkpoint `{settings['checkpoint']}`, generate `{settings['generate_args']}`.",
+        "", header, "|---" * (header.count("|") - 1) + "|",
+    ]
+    for row in summary["models"]:
+        name = f"{row['model']} (baseline)" if row["baseline"] else row["model"]
+        bleu_delta, bleu_p = versus(row["bleu"])
+        chrf_delta, chrf_p = versus(row["chrf"])
+        per_seed = " / ".join(f"{value:.2f}" for value in row["bleu"]["per_seed"])
+        line = (f"| {name} | {cell(row['bleu'])} | {per_seed} | {bleu_delta} | {bleu_p} "
+                f"| {cell(row['chrf'])} | {chrf_delta} | {chrf_p} |")
+        if has_aer:
+            line += f" {row['aer']['mean']:.3f} |"
+        lines.append(line)
+    lines += [
+        "",
+        "Δ: seed-averaged score minus the baseline's; [95%] and p (two-sided) from "
+        f"{summary['bootstrap_samples']} bootstrap samples (seed {summary['bootstrap_seed']}) "
+        "that resample the test sentences (paired across systems) and each system's seeds "
+        "(with replacement). sd: sample standard deviation over seeds.",
+        "",
+        "Verdicts at p < 0.05 (BLEU): " + "; ".join(
+            f"{row['model']}: {verdict(row['bleu']['vs_baseline'])}"
+            for row in summary["models"] if "vs_baseline" in row["bleu"]) + ".",
+        "",
+        f"BLEU: {summary['bleu_signature']}",
+        f"chrF: {summary['chrf_signature']}",
+        "",
+        "Training curves: `curves.png` (validation loss, mean over seeds).",
+        "",
+        "## Commands",
+        "",
+        *[f"    {command}" for command in commands],
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def write_report(study, models, seeds, references):
+    hypotheses, results, commands = {}, {}, []
+    for model in models:
+        for seed in seeds:
+            run_dir = study.run_dir(model, seed)
+            with open(run_dir / "result.json", encoding="utf-8") as f:
+                results[model, seed] = json.load(f)
+            hypotheses[model, seed] = detokenize(
+                read_hypotheses(str(run_dir / "generate.out"), len(references)),
+                study.args.target_lang)
+            commands.append((run_dir / "command.txt").read_text(encoding="utf-8").strip())
+    summary = summarize(study, models, seeds, references, hypotheses, results,
+                        study.args.bootstrap_samples)
+    with atomic_output(str(study.work / "report.json")) as out:
+        json.dump(summary, out, indent=2)
+    with atomic_output(str(study.work / "report.md")) as out:
+        out.write(markdown_report(summary, commands))
+    curves = {}
+    for model in models:
+        by_update = {}
+        for seed in seeds:
+            for update, loss in results[model, seed]["curve"].items():
+                by_update.setdefault(int(update), []).append(loss)
+        curves[model] = {update: float(np.mean(losses)) for update, losses in by_update.items()}
+    if any(curves.values()):
+        plot_curves(str(study.work / "curves.png"), curves, "updates",
+                    "validation loss (mean over seeds)", y_label="loss")
+    return summary
+
+
+def format_duration(seconds):
+    minutes = int(round(seconds / 60))
+    return f"{minutes // 60} h {minutes % 60:02d} min" if minutes >= 60 else f"{minutes} min"
+
+
+def run_study(args):
+    study = Study(args)
+    require_files([args.reference] + ([args.gold, args.source_bpe, args.target_bpe]
+                                      if args.gold else []))
+    for model in args.models:
+        model_flags(model, study.profile)
+        study.data_bin(model)
+    study.check_settings()
+    with open(args.reference, encoding="utf-8") as f:
+        references = [line.rstrip("\n") for line in f]
+    if args.tokenized_reference:
+        references = detokenize(references, args.target_lang)
+
+    runs = [(model, seed) for model in args.models for seed in args.seeds]
+    pending = [run for run in runs if not (study.run_dir(*run) / "result.json").exists()]
+    print(f"xlpe-study: {len(runs)} runs, {len(runs) - len(pending)} already finished",
+          file=sys.stderr)
+    durations = []
+    for k, (model, seed) in enumerate(pending, 1):
+        started = time.monotonic()
+        train(study, model, seed)
+        result = evaluate(study, model, seed, references)
+        durations.append(time.monotonic() - started)
+        left = len(pending) - k
+        eta = f", ETA {format_duration(np.mean(durations) * left)}" if left else ""
+        print(f"xlpe-study: [{k}/{len(pending)}] {model} seed {seed}: BLEU {result['bleu']:.2f} "
+              f"chrF {result['chrf']:.2f} ({format_duration(durations[-1])}{eta})",
+              file=sys.stderr, flush=True)
+    write_report(study, args.models, args.seeds, references)
+    print((study.work / "report.md").read_text(encoding="utf-8"), end="")
+
+
+def build_parser():
+    parser = argparse.ArgumentParser(prog="xlpe-study", description=__doc__.splitlines()[0])
+    parser.add_argument("--data-bin", required=True, help="fairseq data-bin of the pair")
+    parser.add_argument("--xlpe-data-bin",
+                        help="data-bin with reorder positions for every split (XL PE models)")
+    parser.add_argument("--source-lang", required=True)
+    parser.add_argument("--target-lang", required=True)
+    parser.add_argument("--reference", required=True, help="test reference, one sentence a line")
+    parser.add_argument("--tokenized-reference", action="store_true",
+                        help="the reference is Moses-tokenized: detokenize it like the hypotheses")
+    parser.add_argument("--models", nargs="+", default=["transformer", "dpe"],
+                        help=f"models to train (default: transformer dpe); any of "
+                        f"{', '.join(MODEL_NAMES)}")
+    parser.add_argument("--baseline", help="model the others are tested against (default: first)")
+    parser.add_argument("--seeds", nargs="+", type=int, default=[1, 2, 3])
+    parser.add_argument("--profile", choices=sorted(PROFILES), default="cpu-demo",
+                        help="model size and optimizer (default: cpu-demo, the demo's settings; "
+                        "gpu-iwslt: the IWSLT'14 model in fp16 on one GPU)")
+    parser.add_argument("--updates", type=int, help="training updates per run (default: the "
+                        "profile's: 500 for cpu-demo, 4000 for gpu-iwslt)")
+    parser.add_argument("--cpu", action="store_true", help="train and decode on the CPU "
+                        "whatever the profile")
+    parser.add_argument("--train-args", default="", help="further fairseq-train options for "
+                        "every run, one string (part of the study's settings)")
+    parser.add_argument("--checkpoint", choices=["last", "best"], default="last",
+                        help="checkpoint each run is evaluated with (default: last)")
+    parser.add_argument("--gen-subset", default="test")
+    parser.add_argument("--generate-args", default="--beam 5 --batch-size 100",
+                        help="fairseq-generate options, one string (default: %(default)s)")
+    parser.add_argument("--gold", help="gold word alignment of the test split: adds AER")
+    parser.add_argument("--source-bpe", help="BPE source of the test split (with --gold)")
+    parser.add_argument("--target-bpe", help="BPE target of the test split (with --gold)")
+    parser.add_argument("--bootstrap-samples", type=int, default=1000)
+    parser.add_argument("--work", required=True, help="folder of the runs and the report")
+    return parser
+
+
+def main(argv=None):
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if len(set(args.models)) != len(args.models) or len(set(args.seeds)) != len(args.seeds):
+        parser.error("--models and --seeds must not repeat")
+    if args.baseline and args.baseline not in args.models:
+        parser.error(f"--baseline {args.baseline} is not one of --models")
+    if args.gold and not (args.source_bpe and args.target_bpe):
+        parser.error("--gold needs --source-bpe and --target-bpe")
+    run_command(lambda: run_study(args), parser.prog)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
