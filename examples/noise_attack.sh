@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The noise attack of XL PE (Ding et al. 2020, §4.5, Fig. 4): transformer_xlpe models trained
-# with a ratio of their training reorder positions randomly exchanged (--reorder-noise), each
-# translating the test split; xlpe-noise-curve then writes the BLEU table and plot.
+# with a ratio of their training tokens given a wrong reorder position by random swaps of two
+# positions (--reorder-noise; drawn once per sentence), each translating the test split;
+# xlpe-noise-curve then writes the BLEU table and plot.
 #
 #   examples/noise_attack.sh --data-bin DIR --reference REF [--tokenized-reference]
 #       [--preorderer P.pt] [--source-lang he] [--target-lang en] [--updates N]

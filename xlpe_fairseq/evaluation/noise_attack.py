@@ -1,8 +1,9 @@
 """``xlpe-noise-curve``: BLEU of XL PE models trained on noisy reorder positions.
 
 Ding et al. (2020), "Self-Attention with Cross-Lingual Position Representation", §4.5 and
-Fig. 4: models are trained with a ratio of their reorder positions randomly exchanged
-(``translation_reorder --reorder-noise`` 0, 0.05, 0.1, 0.15, 0.2); BLEU that falls as the
+Fig. 4: models are trained with a ratio of their training tokens given a wrong reorder
+position by random swaps of two positions (``translation_reorder --reorder-noise`` 0, 0.05,
+0.1, 0.15, 0.2: the expected share of corrupted tokens, 2 per swap); BLEU that falls as the
 noise grows shows the gain comes from the positions, not from noise as a regularizer.
 ``examples/noise_attack.sh`` trains and decodes those models, then calls this command.
 

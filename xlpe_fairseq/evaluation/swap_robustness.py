@@ -10,9 +10,8 @@ pieces kept together, so plain tokenized text works too) moves ``k = floor(p·n 
 words. The k word positions are the first k of one seeded random order of the sentence's
 positions, so the words moved at 20% include those moved at 10%; the words at those
 positions move one step along a cycle in that random order, so every chosen position
-receives another word. A single word cannot move alone: k = 1 moves nothing, as in the
-noise attack of ``translation_reorder --reorder-noise``. The share actually moved is
-reported next to each percentage.
+receives another word. A single word cannot move alone: k = 1 moves nothing. The share
+actually moved is reported next to each percentage.
 
 The swapped source goes through the normal generation pipeline: ``fairseq-preprocess
 --only-source --srcdict`` into a temporary data-bin, then ``fairseq-generate`` with the
