@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Train on WAT'17 ASPEC Ja-En prepared by data_prep/prepare-aspec-ja-en.sh (XL PE: big;
-# Reordering Embeddings: base and big, Table 3).
+# Reordering Embeddings: base and big, Table 3), each on its paper's schedule (train_common.sh).
 #
 #   examples/train-aspec-ja-en.sh DATA --model M [--size big|base] [options of train_common.sh]
 set -euo pipefail

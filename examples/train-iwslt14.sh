@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Train on IWSLT'14 prepared by data_prep/prepare-iwslt14.sh, with the DPE paper's IWSLT
-# setup for every model (examples/train_common.sh: size "small", 15k updates, lambda 0.3).
+# setup for every model (examples/train_common.sh: size "small", schedule dpe-iwslt: 15k
+# updates, the last 5 checkpoints averaged; DPE's order-loss weight lambda 0.3).
 #
 #   examples/train-iwslt14.sh PAIR DATA --model M [options of examples/train_common.sh]
 #

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Train on WMT'14 En-De prepared by data_prep/prepare-wmt14-en-de.sh: Transformer base
-# (DPE, Reordering Embeddings) or big (XL PE, Reordering Embeddings) on the same data-bin.
+# (DPE, Reordering Embeddings) or big (XL PE, Reordering Embeddings) on the same data-bin,
+# each model on its paper's schedule (train_common.sh, --schedule).
 #
 #   examples/train-wmt14-en-de.sh DATA --model M [--size base|big] [options of train_common.sh]
 #
