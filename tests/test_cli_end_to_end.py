@@ -46,11 +46,7 @@ def training_args(data_bin, family, save_dir, max_update=4, max_tokens=400):
             *TINY_MODEL, "--criterion", "label_smoothed_cross_entropy_with_order", "--optimizer",
             "adam", "--lr", "0.002", "--max-tokens", max_tokens, "--max-update", max_update,
             "--save-dir", save_dir, "--no-progress-bar", "--log-format", "simple",
-            "--log-interval", "1", "--num-workers", "0", "--seed", "3",
-            # fairseq's batch-prefetch thread (a daemon) can be mid-collate when the interpreter
-            # exits after training and abort the process (README, "fairseq-train aborts after
-            # training"): these tests check the plugin, not that race
-            "--data-buffer-size", "0"]
+            "--log-interval", "1", "--num-workers", "0", "--seed", "3"]
 
 
 def train(data_bin, save_dir, max_update, *extra):
