@@ -141,3 +141,37 @@ def test_aligner_failure_reports_the_command(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "eflomal-align" in err and "failed with status" in err, err
     assert not (tmp_path / "out").exists()
+
+
+def unrelated_corpus(n_pairs, seed=0):
+    """Random words on both sides: every alignment is a guess, so eflomal's sampling decides."""
+    rng = random.Random(seed)
+    return [[" ".join(f"{side}{rng.randrange(30)}" for _ in range(rng.randint(3, 9)))
+             for _ in range(n_pairs)] for side in ("s", "t")]
+
+
+@pytest.mark.skipif(not eflomal_installed(), reason="eflomal-align not installed")
+def test_eflomal_seed_fixes_the_alignment_whatever_the_workers(tmp_path):
+    sources, targets = unrelated_corpus(200)
+    src = write(tmp_path / "train.s", sources)
+    tgt = write(tmp_path / "train.t", targets)
+
+    def align(name, **options):
+        align_files(src, tgt, str(tmp_path / name), **options)
+        return (tmp_path / name).read_text()
+
+    first = align("seed1", seed=1, workers=1)
+    assert align("seed1-again", seed=1, workers=2) == first, \
+        "the same seed gave another alignment (with 2 workers instead of 1)"
+    assert align("seed2", seed=2, workers=2) != first, "the seed does not reach eflomal"
+    assert not list(tmp_path.glob(".xlpe-align.*")), "temporary chunk files left behind"
+
+
+def test_seed_option_takes_an_integer_or_none():
+    parser = word_alignment.build_parser()
+    required = ["--source", "s", "--target", "t", "--output", "o"]
+    assert parser.parse_args(required).seed == 1
+    assert parser.parse_args(required + ["--seed", "7"]).seed == 7
+    assert parser.parse_args(required + ["--seed", "none"]).seed is None
+    with pytest.raises(SystemExit):
+        parser.parse_args(required + ["--seed", "random"])

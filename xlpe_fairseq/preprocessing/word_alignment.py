@@ -9,10 +9,18 @@ when its binary is on PATH, and its ``atools`` symmetrizes when present.
 Large corpora are cut into chunks aligned independently in parallel processes, which bounds
 memory; chunks should stay large (the default is 250k pairs) because the aligners estimate
 their lexical statistics per chunk.
+
+eflomal samples: every run seeds itself from ``/dev/urandom`` and has no seed option, so two
+runs on the same corpus align 99% of the sentences differently. ``--seed`` (default 1) makes a
+run repeatable: eflomal runs from a copy of its package whose binary reads its random state from
+a file, and each direction's samplers run one after another, since in parallel threads they
+would take their random states in whatever order the threads arrive.
 """
 import argparse
 import contextlib
 import functools
+import hashlib
+import importlib.util
 import os
 import shlex
 import shutil
@@ -93,10 +101,10 @@ def find_tool(name):
     return path
 
 
-def _run(command, env=None, stdout=None, verbose=False):
+def _run(command, env=None, stdout=None, verbose=False, cwd=None):
     """Run a tool; its stderr is shown live when verbose, else kept for the error message."""
     stderr = None if verbose else subprocess.PIPE
-    result = subprocess.run(command, env=env, stdout=stdout, stderr=stderr, text=True)
+    result = subprocess.run(command, env=env, stdout=stdout, stderr=stderr, text=True, cwd=cwd)
     if result.returncode != 0:
         raise ToolError(
             f"{shlex.join(command)} failed with status {result.returncode}:\n"
@@ -104,18 +112,56 @@ def _run(command, env=None, stdout=None, verbose=False):
         )
 
 
-def _align_eflomal(chunk_dir, threads, extra_args, verbose):
+# The path eflomal opens for its random state, and a name of the same length that replaces it
+# in the seeded copy's binary (a relative path: the file in the directory eflomal runs in).
+_URANDOM_PATH = b"\0/dev/urandom\0"
+_SEED_FILE = "eflomal.seed"
+
+
+def seeded_eflomal_package(directory):
+    """Copy the installed eflomal package into ``directory``, its binary reading the random
+    state from ``./eflomal.seed`` instead of ``/dev/urandom``; return the folder to put first
+    on PYTHONPATH. Nothing installed is changed."""
+    spec = importlib.util.find_spec("eflomal")
+    if spec is None or spec.origin is None:
+        raise InputError("eflomal is not importable here; pip install eflomal, or --seed none")
+    package = os.path.join(directory, "seeded-eflomal", "eflomal")
+    shutil.copytree(os.path.dirname(spec.origin), package,
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    binary = os.path.join(package, "bin", "eflomal")
+    with open(binary, "rb") as f:
+        code = f.read()
+    if code.count(_URANDOM_PATH) != 1:
+        raise ToolError(f"{spec.origin}: this eflomal build cannot be seeded (its binary does "
+                        "not name /dev/urandom exactly once); align with --seed none")
+    with open(binary, "wb") as f:
+        f.write(code.replace(_URANDOM_PATH, b"\0" + _SEED_FILE.encode() + b"\0"))
+    return os.path.dirname(package)
+
+
+def _align_eflomal(chunk_dir, threads, extra_args, verbose, seeded_package=None, seed=None):
     env = dict(os.environ, OMP_NUM_THREADS=str(threads))
+    launcher = []
+    if seed is not None:
+        with open(os.path.join(chunk_dir, _SEED_FILE), "wb") as f:
+            # 8 bytes, eflomal's xorshift state (which must not be 0)
+            f.write(hashlib.sha256(str(seed).encode()).digest()[:8])
+        env["PYTHONPATH"] = os.pathsep.join(
+            p for p in (seeded_package, os.environ.get("PYTHONPATH")) if p)
+        # both directions in parallel, each direction's samplers one after another
+        env["OMP_NUM_THREADS"] = f"{min(threads, 2)},1"
+        launcher = [sys.executable]  # the Python whose eflomal package was copied
     command = [
-        find_tool("eflomal-align"), "--overwrite",
+        *launcher, find_tool("eflomal-align"), "--overwrite",
         "-s", os.path.join(chunk_dir, "src"), "-t", os.path.join(chunk_dir, "tgt"),
         "-f", os.path.join(chunk_dir, "fwd"), "-r", os.path.join(chunk_dir, "rev"),
         *extra_args, *(["-v"] if verbose else []),
     ]
-    _run(command, env=env, verbose=verbose)
+    _run(command, env=env, verbose=verbose, cwd=chunk_dir)
 
 
-def _align_fast_align(chunk_dir, threads, extra_args, verbose):
+def _align_fast_align(chunk_dir, threads, extra_args, verbose, seeded_package=None, seed=None):
+    # fast_align's EM starts from uniform parameters: nothing to seed
     fast_align = find_tool("fast_align")
     joint = os.path.join(chunk_dir, "joint")
     with open(os.path.join(chunk_dir, "src"), encoding="utf-8") as src, \
@@ -148,9 +194,9 @@ def _symmetrize(chunk_dir):
                                                        parse_links(reverse))) + "\n")
 
 
-def _align_chunk(chunk, aligner, threads, extra_args, verbose):
+def _align_chunk(chunk, aligner, threads, extra_args, verbose, seeded_package, seed):
     chunk_dir, n_pairs = chunk
-    ALIGNERS[aligner](chunk_dir, threads, extra_args, verbose)
+    ALIGNERS[aligner](chunk_dir, threads, extra_args, verbose, seeded_package, seed)
     _symmetrize(chunk_dir)
     return n_pairs, chunk_dir
 
@@ -178,8 +224,12 @@ def _write_chunks(source, target, work_dir, chunk_size):
 
 def align_files(source, target, output, forward_output=None, reverse_output=None,
                 aligner="eflomal", workers=1, chunk_size=250000, aligner_args=(),
-                verbose=False):
-    """Align ``source`` with ``target`` line by line; write symmetrized links to ``output``."""
+                verbose=False, seed=1):
+    """Align ``source`` with ``target`` line by line; write symmetrized links to ``output``.
+
+    With an integer ``seed`` eflomal's output depends only on the input, the seed, the
+    aligner options and the eflomal build, not on ``workers``; ``None`` lets eflomal seed
+    itself from /dev/urandom."""
     total = check_same_line_count([source, target])
     outputs = [p for p in (output, forward_output, reverse_output) if p]
     check_not_inputs(outputs, [source, target])
@@ -187,13 +237,17 @@ def align_files(source, target, output, forward_output=None, reverse_output=None
         raise InputError(f"unknown aligner {aligner!r}; known: {', '.join(sorted(ALIGNERS))}")
     find_tool(ALIGNER_BINARIES[aligner])  # fail before copying the corpus into chunks
     work_root = os.path.dirname(os.path.abspath(output))
+    os.makedirs(work_root, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=work_root, prefix=".xlpe-align.") as work_dir:
         chunks = _write_chunks(source, target, work_dir, chunk_size)
         processes = max(1, min(workers, len(chunks)))
         # The aligners are multithreaded (OpenMP); share the cores among parallel chunks.
         threads = max(1, workers // processes)
+        seeded = aligner == "eflomal" and seed is not None
         work = functools.partial(_align_chunk, aligner=aligner, threads=threads,
-                                 extra_args=list(aligner_args), verbose=verbose)
+                                 extra_args=list(aligner_args), verbose=verbose,
+                                 seeded_package=seeded_eflomal_package(work_dir) if seeded
+                                 else None, seed=seed if seeded else None)
         targets = [(output, "sym"), (forward_output, "fwd"), (reverse_output, "rev")]
         targets = [(path, name) for path, name in targets if path]
         with contextlib.ExitStack() as stack:
@@ -208,6 +262,15 @@ def align_files(source, target, output, forward_output=None, reverse_output=None
                         shutil.copyfileobj(f, out)
                 shutil.rmtree(chunk_dir)
     return total
+
+
+def _seed(text):
+    if text == "none":
+        return None
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"an integer or 'none', not {text!r}") from None
 
 
 def build_parser():
@@ -231,6 +294,11 @@ def build_parser():
     parser.add_argument("--chunk-size", type=int, default=250000,
                         help="sentence pairs aligned together (default: 250000); smaller "
                         "chunks use less memory but give the aligner less data")
+    parser.add_argument("--seed", type=_seed, default=1,
+                        help="eflomal's random seed (default: 1): the same input, seed and "
+                        "eflomal build give the same alignment, whatever --workers; 'none' "
+                        "lets eflomal seed itself from /dev/urandom and run each direction's "
+                        "samplers in parallel threads (faster on more than 2 cores)")
     parser.add_argument("--verbose", action="store_true",
                         help="show the aligner's own progress output")
     return parser
@@ -243,7 +311,7 @@ def main(argv=None):
         start = time.perf_counter()
         pairs = align_files(args.source, args.target, args.output, args.forward_output,
                             args.reverse_output, args.aligner, args.workers, args.chunk_size,
-                            shlex.split(args.aligner_args), args.verbose)
+                            shlex.split(args.aligner_args), args.verbose, args.seed)
         seconds = time.perf_counter() - start
         print(f"xlpe-align: {pairs} pairs in {seconds:.1f} s "
               f"({pairs / max(seconds, 1e-9):.0f} pairs/s)", file=sys.stderr)
