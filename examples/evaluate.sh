@@ -86,7 +86,8 @@ run() {
 
 if ((AVERAGE > 0)); then
     CHECKPOINT=$SAVE_DIR/checkpoint_avg$AVERAGE.pt
-    run xlpe-average-checkpoints --checkpoint-dir "$SAVE_DIR" --num "$AVERAGE" --output "$CHECKPOINT"
+    run xlpe-average-checkpoints --checkpoint-dir "$SAVE_DIR" --num "$AVERAGE" \
+        --output "$CHECKPOINT"
 else
     CHECKPOINT=$SAVE_DIR/checkpoint_best.pt
 fi

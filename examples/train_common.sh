@@ -60,10 +60,10 @@ default_schedule() {
 }
 
 # set_schedule NAME SIZE: the schedule's numbers (WARMUP, MAX_UPDATE, BATCH_GPUS, MAX_TOKENS,
-# LR, DROPOUT, WEIGHT_DECAY, INTERVAL, KEEP), what examples/evaluate.sh decodes with (AVERAGE: how many of
-# the last checkpoints to average, 0 for checkpoint_best.pt; BEAM; LENPEN), SCHEDULE_EXTRA
-# (further fairseq-train flags) and SCHEDULE_SOURCE (where the numbers come from).
-# Fails for an unknown name.
+# LR, DROPOUT, WEIGHT_DECAY, INTERVAL, KEEP), what examples/evaluate.sh decodes with (AVERAGE:
+# how many of the last checkpoints to average, 0 for checkpoint_best.pt; BEAM; LENPEN),
+# SCHEDULE_EXTRA (further fairseq-train flags) and SCHEDULE_SOURCE (where the numbers come
+# from). Fails for an unknown name.
 set_schedule() {
     local name=$1 size=$2
     MAX_TOKENS=4096 WEIGHT_DECAY=0.0 SCHEDULE_EXTRA=()
@@ -109,8 +109,9 @@ set_schedule() {
             # XL PE (Ding et al. 2020) §4 says only Transformer big on four V100 (OpenNMT).
             # The rest is its Table 1 baseline's, Transformer big of Vaswani et al. (2017)
             # §5.3, §6.1: warmup 4000, 300k updates, the last 20 checkpoints averaged, beam 4,
-            # length penalty 0.6; 4096 tokens on each of the 4 GPUs.
-            SCHEDULE_SOURCE="XL PE (Ding et al. 2020) §4; silent parts: Transformer big (Vaswani et al. 2017)"
+            # length penalty 0.6; 4096 tokens on each of the 4 GPUs. 20 big checkpoints with
+            # their optimizer state take about 70 GB.
+            SCHEDULE_SOURCE="XL PE (Ding et al. 2020) §4, else Transformer big (Vaswani et al. 2017)"
             WARMUP=4000 MAX_UPDATE=300000 BATCH_GPUS=4 INTERVAL=1000 KEEP=20
             AVERAGE=20 BEAM=4 LENPEN=0.6 ;;
         *)

@@ -81,7 +81,8 @@ if [[ $DATA == work/demo/data && ! -f $DATA/bpe/train.reorder ]]; then
 fi
 for f in "$DATA/bpe/train.$SRC" "$DATA/bpe/train.$TGT" "$DATA/bpe/train.reorder" \
          "$DATA/bpe/test.$SRC" "$DATA/bpe/test.$TGT" "$DATA/data-bin/dict.$SRC.txt" \
-         "$DATA/data-bin/dict.$TGT.txt" "$DATA/corpus/test.$TGT" ${TEST_ALIGNMENT:+"$TEST_ALIGNMENT"}; do
+         "$DATA/data-bin/dict.$TGT.txt" "$DATA/corpus/test.$TGT" \
+         ${TEST_ALIGNMENT:+"$TEST_ALIGNMENT"}; do
     [[ -f $f ]] || { echo "$f: no such file (see the header of $0)" >&2; exit 2; }
 done
 
@@ -254,7 +255,8 @@ for row, model, data, file in rows:
     lines.append(f"| {row} | {model} | {data} | {scores[file]['bleu']:.2f} "
                  f"| {scores[file]['chrf']:.2f} |")
 lines += ["", f"row 1 sacreBLEU: {scores['reordering.bleu.json']['bleu_signature']} "
-          "(BPE pieces, @@ dropped)", f"rows 2-4 sacreBLEU: {scores['bleu.json']['bleu_signature']}"]
+          "(BPE pieces, @@ dropped)",
+          f"rows 2-4 sacreBLEU: {scores['bleu.json']['bleu_signature']}"]
 table = "\n".join(lines) + "\n"
 with atomic_output(work / "results.md") as out:
     out.write(table)
