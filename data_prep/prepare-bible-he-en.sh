@@ -11,8 +11,13 @@
 # PATH). Steps whose outputs exist and are newer than their inputs are skipped on rerun.
 # Environment: WORKERS (default: all cores), MERGES (default: 8000), XLPE (1: as --xlpe),
 # XLPE_TRAIN_POSITIONS (oracle, the default: BTG positions from the alignment for train;
-# predicted: the preorderer's, as at test time), PREORDER_SECONDS (preorderer training
-# budget, default 90).
+# predicted: the preorderer's, as at test time), ALIGN_SEED (eflomal's seed, default 1),
+# PREORDER_EPOCHS (default 3), PREORDER_THREADS (the preorderer's torch threads, default 2).
+#
+# The output depends only on these settings and the installed tools (eflomal's build, torch),
+# not on WORKERS, the machine's cores or its load: every step but eflomal and the preorderer
+# is deterministic, eflomal runs seeded, and the preorderer trains a fixed number of epochs
+# with a fixed thread count (torch rounds differently with another one).
 set -euo pipefail
 
 XLPE=${XLPE:-0}
@@ -33,10 +38,11 @@ if [[ $XLPE_TRAIN_POSITIONS != oracle && $XLPE_TRAIN_POSITIONS != predicted ]]; 
     echo "XLPE_TRAIN_POSITIONS must be oracle or predicted, not '$XLPE_TRAIN_POSITIONS'" >&2
     exit 2
 fi
-# xlpe-preorder-train checks its budget after each epoch and keeps the epoch with the best
-# valid tau. An epoch over the 21k training verses takes ~12 s on 2 idle CPU cores (minutes
-# on busy ones); valid tau peaks at epoch 2 here, so the 90 s default loses nothing.
-PREORDER_SECONDS=${PREORDER_SECONDS:-90}
+# xlpe-preorder-train keeps the epoch with the best valid tau; valid tau peaked at epoch 2
+# here. Epochs, not a time budget: how many epochs fit in a budget depends on the machine.
+PREORDER_EPOCHS=${PREORDER_EPOCHS:-3}
+PREORDER_THREADS=${PREORDER_THREADS:-2}
+ALIGN_SEED=${ALIGN_SEED:-1}
 WORKERS=${WORKERS:-$(nproc)}
 # ~21k verse pairs, ~1M word tokens, ~50k word types over both languages: 8000 joint merges
 # keep a few thousand symbols per side, small enough that each occurs often in 21k pairs,
@@ -96,7 +102,7 @@ align_splits() {
         cat "$BPE/$split.$TGT" >>"$tmp/all.$TGT"
     done
     xlpe-align --source "$tmp/all.$SRC" --target "$tmp/all.$TGT" --output "$tmp/all.align" \
-        --workers "$WORKERS" --verbose
+        --seed "$ALIGN_SEED" --workers "$WORKERS" --verbose
     for split in "$@"; do
         lines=$(wc -l <"$BPE/$split.$SRC")
         sed -n "$first,$((first + lines - 1))p" "$tmp/all.align" >"$tmp/$split.align"
@@ -129,7 +135,7 @@ elif fresh "$BPE/train.align" -- "$BPE/train.$SRC" "$BPE/train.$TGT"; then
     skipped "align train"
 else
     timed "align train" xlpe-align --source "$BPE/train.$SRC" --target "$BPE/train.$TGT" \
-        --output "$BPE/train.align" --workers "$WORKERS" --verbose
+        --output "$BPE/train.align" --seed "$ALIGN_SEED" --workers "$WORKERS" --verbose
 fi
 
 # 4. DPE reorder positions for training; valid/test need none (DPE takes no side input).
@@ -185,23 +191,22 @@ done
 
 PREORDERER=$OUT/preorderer.pt
 # xlpe-preorder-train writes each new best epoch to --save: train under another name so that
-# an interrupted run leaves no checkpoint that a rerun would take as finished. --epochs is
-# only a ceiling: PREORDER_SECONDS decides how long it trains.
+# an interrupted run leaves no checkpoint that a rerun would take as finished.
 train_preorderer() {
     xlpe-preorder-train --source "$BPE/train.$SRC" --reorder "$BPE/train.btg.reorder" \
         --valid-source "$BPE/valid.$SRC" --valid-reorder "$BPE/valid.btg.reorder" \
-        --epochs 100 --max-seconds "$PREORDER_SECONDS" --save "$PREORDERER.part"
+        --epochs "$PREORDER_EPOCHS" --threads "$PREORDER_THREADS" --save "$PREORDERER.part"
     mv "$PREORDERER.part" "$PREORDERER"
 }
 if fresh "$PREORDERER" -- "$BPE/train.$SRC" "$BPE/train.btg.reorder" "$BPE/valid.$SRC" \
         "$BPE/valid.btg.reorder"; then
     skipped "train preorderer"
 else
-    timed "train preorderer (${PREORDER_SECONDS} s budget)" train_preorderer
+    timed "train preorderer ($PREORDER_EPOCHS epochs)" train_preorderer
 fi
 
-# Predicted positions are made BTG-reachable (--btg), the shape of the oracle ones the
-# translation model trains on, as the BTG parser of Ding et al. gives.
+# Predicted positions are BTG-consistent (xlpe-preorder always searches BTG trees), the shape
+# of the oracle ones the translation model trains on, as the BTG parser of Ding et al. gives.
 predicted_splits=(valid test)
 if [[ $XLPE_TRAIN_POSITIONS == predicted ]]; then
     predicted_splits=(train valid test)
@@ -210,7 +215,8 @@ for split in "${predicted_splits[@]}"; do
     if fresh "$BPE/$split.pred.reorder" -- "$PREORDERER" "$BPE/$split.$SRC"; then
         skipped "predict $split positions"
     else
-        timed "predict $split positions" xlpe-preorder --preorderer "$PREORDERER" --btg \
+        OMP_NUM_THREADS=$PREORDER_THREADS timed "predict $split positions" \
+            xlpe-preorder --preorderer "$PREORDERER" \
             --source "$BPE/$split.$SRC" --output "$BPE/$split.pred.reorder"
     fi
 done

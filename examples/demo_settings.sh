@@ -3,6 +3,18 @@
 #
 # demo_settings UPDATES: sets the array DEMO_SETTINGS (fairseq-train options without data,
 # languages, architecture or device).
+#
+# Sourcing it also fixes what else decides a CPU run's numbers, for every command started
+# after it (fairseq-train, fairseq-generate). Torch splits each matrix product and reduction
+# among its threads, and another split rounds differently: by default it takes one thread per
+# core it may run on, and on the demo's data 1 and 2 threads (`taskset -c 0` against a plain
+# run) give different weights after 30 updates. The kernels' instruction set does too:
+# AVX-512 and AVX2 kernels give different weights after 30 updates here. With a fixed thread
+# count and AVX2 kernels a run depends on neither the cores nor the CPU generation (the
+# README's numbers are from DEMO_THREADS=2; other values run as well, with other numbers).
+DEMO_THREADS=${DEMO_THREADS:-2}
+export OMP_NUM_THREADS=$DEMO_THREADS MKL_NUM_THREADS=$DEMO_THREADS
+export ATEN_CPU_CAPABILITY=avx2 MKL_CBWR=AVX2
 
 DEMO_UPDATES=500
 
