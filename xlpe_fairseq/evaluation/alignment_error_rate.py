@@ -11,7 +11,7 @@ back to words (``@@`` ends a non-final piece) so that they are scored on the gol
 """
 import dataclasses
 
-from ..preprocessing.io_utils import InputError, require_files
+from ..preprocessing.io_utils import InputError, read_lines
 
 SURE = "-"
 POSSIBLE = "?"
@@ -51,25 +51,19 @@ def parse_predicted(line, where):
     return links
 
 
-def _read_lines(path):
-    require_files([path])
-    with open(path, encoding="utf-8") as f:
-        return [line.rstrip("\n") for line in f]
-
-
 def read_gold(path):
     """``[(sure, possible), ...]``, one per line of ``path``."""
-    return [parse_gold(line, f"{path}:{n}") for n, line in enumerate(_read_lines(path), 1)]
+    return [parse_gold(line, f"{path}:{n}") for n, line in enumerate(read_lines(path), 1)]
 
 
 def read_predicted(path):
     """``[links, ...]``, one set per line of ``path``."""
-    return [parse_predicted(line, f"{path}:{n}") for n, line in enumerate(_read_lines(path), 1)]
+    return [parse_predicted(line, f"{path}:{n}") for n, line in enumerate(read_lines(path), 1)]
 
 
 def read_tokens(path):
     """Whitespace tokens per line (BPE text or words)."""
-    return [line.split() for line in _read_lines(path)]
+    return [line.split() for line in read_lines(path)]
 
 
 def format_links(links):

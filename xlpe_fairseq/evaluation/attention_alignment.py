@@ -12,11 +12,12 @@ Aligner output (eflomal, fast_align) is scored on the same gold as reference row
 ``--links`` for word-level links, ``--bpe-links`` for links over the BPE pieces.
 """
 import argparse
+import glob
 import json
 import os
 import sys
 
-from ..preprocessing.io_utils import InputError, atomic_output, run_command
+from ..preprocessing.io_utils import InputError, atomic_output, check_utf8, run_command
 from .alignment_error_rate import (
     check_in_range,
     corpus_scores,
@@ -32,6 +33,8 @@ from .compare import named_path
 
 def load_model(checkpoint, data_bin, preorderer=None):
     """``(model, task)`` of a checkpoint, with the plugin registered in fairseq first."""
+    # fairseq reads the dictionaries without naming the file on an undecodable byte
+    check_utf8(sorted(glob.glob(os.path.join(data_bin, "dict.*.txt"))))
     os.environ.setdefault("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "1")
     from fairseq import checkpoint_utils
 
@@ -139,7 +142,7 @@ def format_table(rows):
 
 
 def build_parser():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="xlpe-aer", description=__doc__.splitlines()[0])
     parser.add_argument("--gold", required=True,
                         help="word-level gold alignment, i-j (sure) and i?j (possible) links")
     parser.add_argument("--source-bpe", help="BPE source text of the split (needed to merge "

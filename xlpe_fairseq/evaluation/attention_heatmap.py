@@ -102,7 +102,8 @@ def plot_heatmaps(path, panels, title):
 
 
 def build_parser():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0],
+    parser = argparse.ArgumentParser(prog="xlpe-attention-heatmap",
+                                     description=__doc__.splitlines()[0],
                                      formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     parser.add_argument("--checkpoint", nargs=2, required=True, type=named_path,
                         metavar="NAME=PATH", help="the two checkpoints to compare (a bare "

@@ -12,8 +12,8 @@ import sys
 import sacrebleu
 from sacremoses import MosesDetokenizer
 
-from ..preprocessing.io_utils import atomic_output
-from .generate_output import read_hypotheses
+from ..preprocessing.io_utils import InputError, atomic_output, read_lines, run_command
+from .generate_output import IncompleteGenerationError, read_hypotheses
 
 
 def detokenize(lines, language):
@@ -37,7 +37,7 @@ def score(hypotheses, references):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="xlpe-bleu", description=__doc__.splitlines()[0])
     parser.add_argument("--generate-output", required=True,
                         help="stdout of fairseq-generate (run with --remove-bpe)")
     parser.add_argument("--reference", required=True,
@@ -52,9 +52,17 @@ def main(argv=None):
     for path in (args.generate_output, args.reference):
         if not os.path.exists(path):
             parser.error(f"{path}: no such file")
-    with open(args.reference, encoding="utf-8") as reference_file:
-        references = [line.rstrip("\n") for line in reference_file]
-    hypotheses = detokenize(read_hypotheses(args.generate_output, len(references)), args.target_lang)
+    run_command(lambda: _score_generate_output(args), parser.prog)
+    return 0
+
+
+def _score_generate_output(args):
+    references = read_lines(args.reference)
+    try:
+        hypotheses = read_hypotheses(args.generate_output, len(references))
+    except IncompleteGenerationError as err:
+        raise InputError(str(err)) from None
+    hypotheses = detokenize(hypotheses, args.target_lang)
     if args.tokenized_reference:
         references = detokenize(references, args.target_lang)
     result = score(hypotheses, references)
@@ -65,7 +73,6 @@ def main(argv=None):
     if args.json:
         with atomic_output(args.json) as out:
             json.dump(result, out, indent=2)
-    return 0
 
 
 if __name__ == "__main__":

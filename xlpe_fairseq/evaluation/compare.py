@@ -22,7 +22,14 @@ from pathlib import Path
 import numpy as np
 import sacrebleu
 
-from ..preprocessing.io_utils import InputError, ToolError, atomic_output, require_files, run_command
+from ..preprocessing.io_utils import (
+    InputError,
+    ToolError,
+    atomic_output,
+    read_lines,
+    require_files,
+    run_command,
+)
 from .bleu import detokenize, score
 from .generate_output import IncompleteGenerationError, read_hypotheses
 
@@ -176,7 +183,7 @@ class SystemAction(argparse.Action):
 
 
 def build_parser():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="xlpe-compare", description=__doc__.splitlines()[0])
     parser.set_defaults(systems=[])
     parser.add_argument("--generated", type=named_path, action=SystemAction, metavar="NAME=FILE",
                         help="a system's fairseq-generate output (run with --remove-bpe and "
@@ -224,9 +231,7 @@ def main(argv=None):
 
 
 def _compare_systems(args):
-    require_files([args.reference])
-    with open(args.reference, encoding="utf-8") as reference_file:
-        references = [line.rstrip("\n") for line in reference_file]
+    references = read_lines(args.reference)
     if args.tokenized_reference:
         references = detokenize(references, args.target_lang)
     systems, checkpoints = {}, dict(args.params)

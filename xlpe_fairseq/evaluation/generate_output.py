@@ -6,6 +6,8 @@ complete, so the reader checks that every id from 0 to n-1 is present exactly on
 """
 import re
 
+from ..preprocessing.io_utils import open_text
+
 HYPOTHESIS = re.compile(r"^H-(\d+)\t([^\t]*)\t(.*)$")
 
 
@@ -16,7 +18,7 @@ class IncompleteGenerationError(ValueError):
 def read_hypotheses(path, expected_count):
     """Return the best hypothesis text per sentence id, in corpus order."""
     by_id = {}
-    with open(path, encoding="utf-8") as lines:
+    with open_text(path) as lines:
         for line in lines:
             match = HYPOTHESIS.match(line.rstrip("\n"))
             if match:

@@ -18,7 +18,7 @@ import os
 import sys
 from pathlib import Path
 
-from ..preprocessing.io_utils import InputError, atomic_output, run_command
+from ..preprocessing.io_utils import InputError, atomic_output, open_text, read_lines, run_command
 from .bleu import detokenize, score
 from .curves import markdown_table, plot_curves
 from .generate_output import IncompleteGenerationError, read_hypotheses
@@ -44,7 +44,7 @@ def read_results(path):
     and ``#`` comments are skipped)."""
     if not os.path.isfile(path):
         raise InputError(f"{path}: no such file")
-    with open(path, encoding="utf-8") as f:
+    with open_text(path) as f:
         text = f.read()
     if path.endswith(".json"):
         try:
@@ -76,8 +76,7 @@ def score_generate_outputs(specs, reference, target_lang, tokenized_reference):
     """``{noise: BLEU}`` of ``NOISE=FILE`` fairseq-generate outputs (run with --remove-bpe)."""
     if not os.path.isfile(reference):
         raise InputError(f"{reference}: no such file")
-    with open(reference, encoding="utf-8") as f:
-        references = [line.rstrip("\n") for line in f]
+    references = read_lines(reference)
     if tokenized_reference:
         references = detokenize(references, target_lang)
     points = {}
@@ -126,7 +125,7 @@ def write_outputs(series, output_dir):
 
 
 def build_parser():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="xlpe-noise-curve", description=__doc__.splitlines()[0])
     parser.add_argument("--results", nargs="+", metavar="NAME=FILE",
                         help="per model, a TSV of 'noise BLEU' lines or a JSON {noise: BLEU}")
     parser.add_argument("--generate-outputs", nargs="+", metavar="NOISE=FILE",

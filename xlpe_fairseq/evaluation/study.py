@@ -33,7 +33,15 @@ from pathlib import Path
 import numpy as np
 import sacrebleu
 
-from ..preprocessing.io_utils import InputError, ToolError, atomic_output, require_files, run_command
+from ..preprocessing.io_utils import (
+    InputError,
+    ToolError,
+    atomic_output,
+    check_utf8,
+    read_lines,
+    require_files,
+    run_command,
+)
 from .bleu import detokenize, score
 from .compare import USER_DIR, corpus_score, generate, parameter_count, sentence_statistics
 from .curves import plot_curves
@@ -433,9 +441,11 @@ def run_study(args):
     for model in args.models:
         model_flags(model, study.profile)
         study.data_bin(model)
+    # read before the work folder is made; the gold and BPE text, which xlpe-aer reads only
+    # after the training, checked now
+    references = read_lines(args.reference)
+    check_utf8([args.gold, args.source_bpe, args.target_bpe] if args.gold else [])
     study.check_settings()
-    with open(args.reference, encoding="utf-8") as f:
-        references = [line.rstrip("\n") for line in f]
     if args.tokenized_reference:
         references = detokenize(references, args.target_lang)
 

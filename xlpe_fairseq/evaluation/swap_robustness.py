@@ -34,6 +34,7 @@ from ..preprocessing.io_utils import (
     ToolError,
     atomic_output,
     check_same_line_count,
+    read_lines,
     run_command,
 )
 from .bleu import detokenize, score
@@ -97,8 +98,7 @@ def swap_corpus(lines, fraction, seed):
 
 
 def read_first_lines(path, limit):
-    with open(path, encoding="utf-8") as f:
-        lines = [line.rstrip("\n") for line in f]
+    lines = read_lines(path)
     return lines if limit is None else lines[:limit]
 
 
@@ -201,7 +201,8 @@ def write_outputs(result, output_dir):
 
 
 def build_parser():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0],
+    parser = argparse.ArgumentParser(prog="xlpe-swap-robustness",
+                                     description=__doc__.splitlines()[0],
                                      formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     parser.add_argument("--checkpoint", nargs="+", required=True, type=named_path,
                         metavar="NAME=PATH", help="checkpoints, one line each in the plot "

@@ -23,6 +23,7 @@ the first 1000 are test, the next 1000 valid, everything else train. valid/test 
 gold alignments as ``{split}.gold.align`` over exactly the tokens of ``{split}.he/.en``.
 """
 import argparse
+import contextlib
 import csv
 import dataclasses
 import fnmatch
@@ -35,7 +36,7 @@ import subprocess
 import sys
 import zipfile
 
-from .io_utils import InputError, atomic_output, run_command
+from .io_utils import InputError, atomic_output, find_not_utf8, require_files, run_command
 
 REQUIREMENT = "bible-alignments==0.4.1"
 WHEEL_NAME = "bible_alignments-0.4.1-py3-none-any.whl"
@@ -67,8 +68,34 @@ def _read_tsv(stream):
                           quoting=csv.QUOTE_NONE)
 
 
+@contextlib.contextmanager
+def _open_member(wheel, member):
+    """A member of the wheel opened in binary; a UnicodeDecodeError while it is read as text
+    becomes an InputError naming ``WHEEL/MEMBER``, the line and the byte."""
+    with wheel.open(member) as f:
+        try:
+            yield f
+        except UnicodeDecodeError:
+            with wheel.open(member) as again:
+                error = find_not_utf8(f"{wheel.filename}/{member}", again)
+            if error is None:
+                raise
+            raise error from None
+
+
+def _read_json(wheel, member):
+    with _open_member(wheel, member) as f:
+        try:
+            return json.load(io.TextIOWrapper(f, encoding="utf-8"))
+        except json.JSONDecodeError as err:
+            raise InputError(f"{wheel.filename}/{member}: not valid JSON ({err})") from None
+
+
 def read_corpus(wheel_path):
     """Parse the wheel into verses (sorted by id) and statistics about dropped data."""
+    require_files([wheel_path])
+    if not zipfile.is_zipfile(wheel_path):
+        raise InputError(f"{wheel_path}: not a wheel (zip file) of {REQUIREMENT}")
     with zipfile.ZipFile(wheel_path) as wheel:
         names = wheel.namelist()
         target_members = sorted(fnmatch.filter(names, TARGET_MEMBERS))
@@ -79,7 +106,7 @@ def read_corpus(wheel_path):
             raise InputError(f"{wheel_path}: no {TARGET_MEMBERS} inside")
         verses = {}
         source_index = {}  # token id -> (verse id, index in verse)
-        with wheel.open(SOURCE_MEMBER) as f:
+        with _open_member(wheel, SOURCE_MEMBER) as f:
             for row in _read_tsv(f):
                 verse_id = row["id"][1:9]
                 verse = verses.setdefault(verse_id, Verse(verse_id, [], [], set()))
@@ -87,15 +114,14 @@ def read_corpus(wheel_path):
                 verse.source.append(row["text"])
         target_index = {}
         for member in target_members:
-            with wheel.open(member) as f:
+            with _open_member(wheel, member) as f:
                 for row in _read_tsv(f):
                     verse = verses.get(row["source_verse"])
                     if verse is None:  # a New Testament token: translates Greek, not Hebrew
                         continue
                     target_index[row["id"]] = (verse.verse_id, len(verse.target))
                     verse.target.append(row["text"])
-        with wheel.open(ALIGNMENT_MEMBER) as f:
-            records = json.load(f)["records"]
+        records = _read_json(wheel, ALIGNMENT_MEMBER)["records"]
     stats = CorpusStats()
     for record in records:
         for source_id in record["source"]:

@@ -17,6 +17,7 @@ from .io_utils import (
     add_parallel_arguments,
     atomic_output,
     check_not_inputs,
+    check_utf8,
     count_lines,
     default_workers,
     parallel_imap,
@@ -137,6 +138,7 @@ def apply_bpe_file(codes_path, input_path, output_path, workers, chunk_size):
     """Apply BPE codes to a tokenized file (``@@ `` marks a split), chunk by chunk."""
     require_files([codes_path, input_path])
     check_not_inputs([output_path], [codes_path, input_path])
+    check_utf8([codes_path])  # fastBPE reads it without naming the file on a bad byte
     work = functools.partial(_apply_chunk, codes_path=codes_path)
     with atomic_output(output_path) as out:
         for lines in parallel_imap(work, read_chunks(input_path, chunk_size), workers,
