@@ -234,6 +234,14 @@ def fake_data_bin(tmp, bad_line=None):
     return data_bin, checkpoint
 
 
+def compare_dictionary(tmp):
+    data_bin, checkpoint = fake_data_bin(tmp, bad_line=1)
+    reference = text_file(tmp / "ref.en", ["a house", "a dog"])
+    return (["--checkpoint", f"model={checkpoint}", "--data-bin", str(data_bin), "--reference",
+             reference, "--target-lang", "en", "--output-dir", str(tmp / "out")],
+            not_utf8(data_bin / "dict.en.txt", 1))
+
+
 def swap_robustness(tmp):
     data_bin, checkpoint = fake_data_bin(tmp)
     source = text_file(tmp / "test.he", ["a b", "b a"], bad_line=2)
@@ -241,6 +249,15 @@ def swap_robustness(tmp):
     return (["--checkpoint", f"model={checkpoint}", "--data-bin", str(data_bin), "--source",
              source, "--reference", reference, "--source-lang", "he", "--target-lang", "en",
              "--output-dir", str(tmp / "out")], not_utf8(source, 2))
+
+
+def swap_robustness_dictionary(tmp):
+    data_bin, checkpoint = fake_data_bin(tmp, bad_line=2)
+    source = text_file(tmp / "test.he", ["a b", "b a"])
+    reference = text_file(tmp / "test.en", ["a house", "a dog"])
+    return (["--checkpoint", f"model={checkpoint}", "--data-bin", str(data_bin), "--source",
+             source, "--reference", reference, "--source-lang", "he", "--target-lang", "en",
+             "--output-dir", str(tmp / "out")], not_utf8(data_bin / "dict.en.txt", 2))
 
 
 def noise_curve(tmp):
@@ -280,6 +297,14 @@ def study_gold(tmp):
              "--target-bpe", reference, "--work", str(tmp / "out")], not_utf8(gold, 1))
 
 
+def study_dictionary(tmp):
+    data_bin, _ = fake_data_bin(tmp, bad_line=2)
+    reference = text_file(tmp / "test.en", ["a house", "a dog"])
+    return (["--data-bin", str(data_bin), "--source-lang", "he", "--target-lang", "en",
+             "--reference", reference, "--work", str(tmp / "out")],
+            not_utf8(data_bin / "dict.en.txt", 2))
+
+
 CASES = {
     "xlpe-tokenize": [tokenize],
     "xlpe-bpe": [bpe_learn, bpe_apply, bpe_apply_codes],
@@ -294,11 +319,11 @@ CASES = {
     "xlpe-libreoffice-corpus": [libreoffice_corpus],
     "xlpe-bible-corpus": [bible],
     "xlpe-aer": [aer, aer_links],
-    "xlpe-compare": [compare, compare_reference],
-    "xlpe-swap-robustness": [swap_robustness],
+    "xlpe-compare": [compare, compare_reference, compare_dictionary],
+    "xlpe-swap-robustness": [swap_robustness, swap_robustness_dictionary],
     "xlpe-noise-curve": [noise_curve, noise_curve_reference],
     "xlpe-attention-heatmap": [attention_heatmap],
-    "xlpe-study": [study, study_gold],
+    "xlpe-study": [study, study_gold, study_dictionary],
 }
 
 

@@ -12,12 +12,11 @@ Aligner output (eflomal, fast_align) is scored on the same gold as reference row
 ``--links`` for word-level links, ``--bpe-links`` for links over the BPE pieces.
 """
 import argparse
-import glob
 import json
 import os
 import sys
 
-from ..preprocessing.io_utils import InputError, atomic_output, check_utf8, run_command
+from ..preprocessing.io_utils import InputError, atomic_output, check_dictionaries, run_command
 from .alignment_error_rate import (
     check_in_range,
     corpus_scores,
@@ -33,8 +32,7 @@ from .compare import named_path
 
 def load_model(checkpoint, data_bin, preorderer=None):
     """``(model, task)`` of a checkpoint, with the plugin registered in fairseq first."""
-    # fairseq reads the dictionaries without naming the file on an undecodable byte
-    check_utf8(sorted(glob.glob(os.path.join(data_bin, "dict.*.txt"))))
+    check_dictionaries(data_bin)
     os.environ.setdefault("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "1")
     from fairseq import checkpoint_utils
 

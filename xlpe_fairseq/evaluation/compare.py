@@ -26,6 +26,7 @@ from ..preprocessing.io_utils import (
     InputError,
     ToolError,
     atomic_output,
+    check_dictionaries,
     read_lines,
     require_files,
     run_command,
@@ -232,6 +233,8 @@ def main(argv=None):
 
 def _compare_systems(args):
     references = read_lines(args.reference)
+    if args.data_bin:
+        check_dictionaries(args.data_bin)
     if args.tokenized_reference:
         references = detokenize(references, args.target_lang)
     systems, checkpoints = {}, dict(args.params)

@@ -37,6 +37,7 @@ from ..preprocessing.io_utils import (
     InputError,
     ToolError,
     atomic_output,
+    check_dictionaries,
     check_utf8,
     read_lines,
     require_files,
@@ -445,6 +446,8 @@ def run_study(args):
     # after the training, checked now
     references = read_lines(args.reference)
     check_utf8([args.gold, args.source_bpe, args.target_bpe] if args.gold else [])
+    for data_bin in filter(None, (args.data_bin, args.xlpe_data_bin)):
+        check_dictionaries(data_bin)
     study.check_settings()
     if args.tokenized_reference:
         references = detokenize(references, args.target_lang)

@@ -33,6 +33,7 @@ from ..preprocessing.io_utils import (
     InputError,
     ToolError,
     atomic_output,
+    check_dictionaries,
     check_same_line_count,
     read_lines,
     run_command,
@@ -146,6 +147,7 @@ def swap_robustness(args):
     for lang in (args.source_lang, args.target_lang):
         if not os.path.isfile(os.path.join(args.data_bin, f"dict.{lang}.txt")):
             raise InputError(f"{os.path.join(args.data_bin, f'dict.{lang}.txt')}: no such file")
+    check_dictionaries(args.data_bin)
     check_same_line_count([args.source, args.reference])
     source = read_first_lines(args.source, args.limit)
     references = read_first_lines(args.reference, args.limit)

@@ -9,6 +9,7 @@ so on one the file is scanned again in binary to name the first undecodable byte
 """
 import collections
 import contextlib
+import glob
 import itertools
 import multiprocessing
 import os
@@ -65,6 +66,11 @@ def check_utf8(paths):
             error = find_not_utf8(path, f)
         if error is not None:
             raise error
+
+
+def check_dictionaries(data_bin):
+    """check_utf8 of a fairseq data-bin's ``dict.*.txt`` (fairseq reads them itself)."""
+    check_utf8(sorted(glob.glob(os.path.join(data_bin, "dict.*.txt"))))
 
 
 @contextlib.contextmanager
