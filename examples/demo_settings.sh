@@ -12,8 +12,10 @@
 # AVX-512 and AVX2 kernels give different weights after 30 updates here. With a fixed thread
 # count and AVX2 kernels a run depends on neither the cores nor the CPU generation (the
 # README's numbers are from DEMO_THREADS=2; other values run as well, with other numbers).
+# MKL_DYNAMIC=FALSE: else MKL, and torch with it, takes no more threads than physical cores
+# (one on a 2-vCPU machine with hyperthreading).
 DEMO_THREADS=${DEMO_THREADS:-2}
-export OMP_NUM_THREADS=$DEMO_THREADS MKL_NUM_THREADS=$DEMO_THREADS
+export OMP_NUM_THREADS=$DEMO_THREADS MKL_NUM_THREADS=$DEMO_THREADS MKL_DYNAMIC=FALSE
 export ATEN_CPU_CAPABILITY=avx2 MKL_CBWR=AVX2
 
 DEMO_UPDATES=500
