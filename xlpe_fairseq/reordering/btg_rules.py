@@ -36,6 +36,8 @@ This module computes such a permutation in near-linear time, in four steps:
    permutations unchanged and moves few units otherwise. Expanding units to their pieces keeps
    the permutation BTG-reachable (each unit is a straight node).
 """
+import itertools
+import operator
 
 PIECES_JOINED = "pieces_joined"
 UNALIGNED_ATTACHED = "unaligned_attached"
@@ -60,90 +62,98 @@ def btg_positions(source_tokens, links):
 def btg_positions_with_stats(source_tokens, links):
     """Like :func:`btg_positions`, also returning the set of rule names (see ``RULE_NAMES``)
     that changed something in this sentence."""
+    n_src = len(source_tokens)
+    sources, targets = _checked_columns(links, n_src)
     rules = set()
-    word_of, starts = words(source_tokens)
-    units = _units(_word_keys(word_of, len(starts) - 1, links, rules), rules)
-
-    order = sorted(range(len(units)), key=lambda u: units[u][0])  # stable: ties in source order
-    unit_positions = [0] * len(units)
-    for rank, u in enumerate(order):
-        unit_positions[u] = rank
-    unit_positions, repaired = make_btg_reachable(unit_positions)
-    if repaired:
+    word_of = words(source_tokens)
+    keys = _word_keys(word_of, sources, targets, rules)
+    if len(keys) < n_src:
+        keys = list(map(keys.__getitem__, word_of))  # each piece takes its word's key
+    # sorted is stable: equal keys keep source order, so the pieces of a word, and the
+    # unaligned words keyed like their neighbour, stay next to it
+    target_order = sorted(range(n_src), key=keys.__getitem__)
+    positions = sorted(range(n_src), key=target_order.__getitem__)  # the inverse permutation
+    if not is_btg_reachable(positions):
         rules.add(NON_BTG_REPAIRED)
-
-    by_rank = [None] * len(units)
-    for u, rank in enumerate(unit_positions):
-        by_rank[rank] = units[u]
-    positions = [0] * len(word_of)
-    rank = 0
-    for _, first_word, end_word in by_rank:
-        for i in range(starts[first_word], starts[end_word]):
-            positions[i] = rank
-            rank += 1
+        positions = _repaired_over_units(positions, keys)
     return positions, rules
 
 
 def words(source_tokens):
     """The word index of each piece of ``source_tokens`` (BPE pieces, every piece of a word but
-    the last ending with ``@@``), and the first piece of each word followed by the piece count.
-    A trailing ``@@`` piece still ends the last word."""
-    word_of = [0] * len(source_tokens)
-    starts = [0]
-    w = 0
-    for k, token in enumerate(source_tokens):
-        word_of[k] = w
-        if not token.endswith(CONTINUATION_MARKER):
-            w += 1
-            starts.append(k + 1)
-    if starts[-1] != len(source_tokens):
-        starts.append(len(source_tokens))
-    return word_of, starts
+    the last ending with ``@@``; a trailing ``@@`` piece still ends the last word)."""
+    continued = map(str.endswith, source_tokens[:-1], itertools.repeat(CONTINUATION_MARKER))
+    return list(itertools.accumulate(map(operator.not_, continued), initial=0))[:len(source_tokens)]
 
 
-def _word_keys(word_of, n_words, links, rules):
-    """The mean of each word's distinct target positions (the union of its pieces' links), or
-    ``None`` for an unaligned word."""
-    n_src = len(word_of)
-    for i, j in links:
-        if not 0 <= i < n_src:
-            raise ValueError(f"link {i}-{j}: source index {i} is out of range 0..{n_src - 1}")
-        if j < 0:
-            raise ValueError(f"link {i}-{j}: target index {j} is negative")
-    if n_words < n_src:
-        word_links = {(word_of[i], j) for i, j in links}
-        aligned_pieces = {i for i, _ in links}
-        if len({word_of[i] for i in aligned_pieces}) < len(aligned_pieces):
-            rules.add(PIECES_JOINED)
-    else:
-        word_links = set(links)
+def _repaired_over_units(positions, keys):
+    """The greedy BTG repair of ``positions`` over units, runs of pieces with one key (a word
+    with the unaligned words attached to it, or adjacent words on the same targets)."""
+    firsts = [0]
+    firsts.extend(i for i in range(1, len(keys)) if keys[i] != keys[i - 1])
+    first_positions = list(map(positions.__getitem__, firsts))
+    by_rank = sorted(range(len(firsts)), key=first_positions.__getitem__)
+    unit_positions = sorted(range(len(firsts)), key=by_rank.__getitem__)
+    firsts.append(len(keys))
+    repaired = [0] * len(keys)
+    position = 0
+    for u in _repaired_target_order(unit_positions):
+        for i in range(firsts[u], firsts[u + 1]):
+            repaired[i] = position
+            position += 1
+    return repaired
+
+
+def _checked_columns(links, n_src):
+    """The source and the target indices of ``links``, checked against the sentence."""
+    if not links:
+        return (), ()
+    sources, targets = zip(*links)
+    if min(sources) < 0 or max(sources) >= n_src or min(targets) < 0:
+        for i, j in links:
+            if not 0 <= i < n_src:
+                raise ValueError(f"link {i}-{j}: source index {i} is out of range 0..{n_src - 1}")
+            if j < 0:
+                raise ValueError(f"link {i}-{j}: target index {j} is negative")
+    return sources, targets
+
+
+def _word_keys(word_of, sources, targets, rules):
+    """The sort key of each word (steps 1 to 3 of the module docstring): the mean of its
+    distinct target positions (the union of its pieces' links); an unaligned word takes the key
+    of the next aligned word, or at the end of the sentence of the last one."""
+    n_words = word_of[-1] + 1 if word_of else 0
+    # distinct (word, target) links, each coded as the int target << shift | word (hashing ints
+    # is cheaper than tuples)
+    shift = n_words.bit_length()
+    links = set(map(operator.or_, map(operator.lshift, targets, itertools.repeat(shift)),
+                    map(word_of.__getitem__, sources)))
+    word_mask = (1 << shift) - 1
     sums = [0] * n_words
     counts = [0] * n_words
-    for w, j in word_links:
-        sums[w] += j
+    for link in links:
+        w = link & word_mask
+        sums[w] += link >> shift
         counts[w] += 1
-    if len({j for _, j in word_links}) < len(word_links):
-        rules.add(MANY_TO_ONE_KEPT_IN_ORDER)
-    if len(word_links) > n_words - counts.count(0):
+    n_aligned = n_words - counts.count(0)
+    if n_words < len(word_of) and len(set(sources)) > n_aligned:
+        rules.add(PIECES_JOINED)
+    if len(links) > n_aligned:
         rules.add(ONE_TO_MANY_AVERAGED)
-    return [sums[w] / counts[w] if counts[w] else None for w in range(n_words)]
+    if len(set(targets)) < len(links):
+        rules.add(MANY_TO_ONE_KEPT_IN_ORDER)
+    if n_aligned == n_words:
+        return list(map(operator.truediv, sums, counts))
 
-
-def _units(keys, rules):
-    """``(key, first word, end word)`` of each unit: an aligned word with the unaligned words
-    attached to it (step 3 of the module docstring), in source order."""
-    units = []
-    first = 0
-    for w, key in enumerate(keys):
-        if key is not None:
-            units.append((key, first, w + 1))
-            first = w + 1
-    if len(units) < len(keys):
-        rules.add(UNALIGNED_ATTACHED)
-        if first < len(keys):  # unaligned words at the end join the last unit (or all of them)
-            key, first = units.pop()[:2] if units else (0, 0)
-            units.append((key, first, len(keys)))
-    return units
+    rules.add(UNALIGNED_ATTACHED)
+    if not n_aligned:
+        return [0] * n_words  # a sentence without links keeps the monotone order
+    aligned_keys = list(map(operator.truediv, itertools.compress(sums, counts),
+                            itertools.compress(counts, counts)))
+    aligned_keys.append(aligned_keys[-1])  # for the unaligned words after the last aligned one
+    # the aligned words before a word: its own rank among them, or that of the next one
+    aligned_before = itertools.accumulate(map(bool, counts[:-1]), initial=0)
+    return list(map(aligned_keys.__getitem__, aligned_before))
 
 
 def is_btg_reachable(positions):
@@ -174,13 +184,18 @@ def make_btg_reachable(positions):
     """
     if is_btg_reachable(positions):
         return positions, False
+    repaired = [0] * len(positions)
+    for rank, i in enumerate(_repaired_target_order(positions)):
+        repaired[i] = rank
+    return repaired, True
+
+
+def _repaired_target_order(positions):
+    """The indices of ``positions`` in the target order of its greedy BTG repair."""
     items = _reduce([_Item(p, p, [i]) for i, p in enumerate(positions)])
     while len(items) > 1:
         items = _reduce(_force_cheapest_merge(items))
-    repaired = [0] * len(positions)
-    for rank, i in enumerate(items[0].order):
-        repaired[i] = rank
-    return repaired, True
+    return items[0].order
 
 
 class _Item:

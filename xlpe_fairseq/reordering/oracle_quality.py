@@ -18,38 +18,45 @@ from .btg_rules import make_btg_reachable, words
 
 def split_words(source_tokens, positions):
     """(multi-piece words, how many of them ``positions`` splits or reorders inside)."""
-    word_of, starts = words(source_tokens)
     multi = split = 0
-    for first, end in zip(starts, starts[1:]):
-        if end - first > 1:
+    for pieces in _word_pieces(source_tokens):
+        if len(pieces) > 1:
             multi += 1
-            if positions[first:end] != list(range(positions[first], positions[first] + end - first)):
-                split += 1
+            first = positions[pieces[0]]
+            split += [positions[i] for i in pieces] != list(range(first, first + len(pieces)))
     return multi, split
 
 
 def implied_inversions(source_tokens, links, positions):
     """(alignment-implied inversions between source words, how many ``positions`` realizes)."""
-    word_of, starts = words(source_tokens)
-    n_words = len(starts) - 1
-    low = [None] * n_words
-    high = [None] * n_words
+    word_of = words(source_tokens)
+    low = {}
+    high = {}
     for i, j in links:
         w = word_of[i]
-        if low[w] is None or j < low[w]:
-            low[w] = j
-        if high[w] is None or j > high[w]:
-            high[w] = j
-    first_position = [min(positions[starts[w]:starts[w + 1]]) for w in range(n_words)]
-    last_position = [max(positions[starts[w]:starts[w + 1]]) for w in range(n_words)]
-    aligned = [w for w in range(n_words) if low[w] is not None]
+        low[w] = min(low.get(w, j), j)
+        high[w] = max(high.get(w, j), j)
+    pieces = _word_pieces(source_tokens)
+    first = [min(positions[i] for i in word) for word in pieces]
+    last = [max(positions[i] for i in word) for word in pieces]
+    aligned = sorted(low)
     implied = realized = 0
     for a, u in enumerate(aligned):
         for v in aligned[a + 1:]:
             if high[v] < low[u]:
                 implied += 1
-                realized += last_position[v] < first_position[u]
+                realized += last[v] < first[u]
     return implied, realized
+
+
+def _word_pieces(source_tokens):
+    """The piece indices of each word."""
+    pieces = []
+    for i, w in enumerate(words(source_tokens)):
+        if w == len(pieces):
+            pieces.append([])
+        pieces[w].append(i)
+    return pieces
 
 
 def mean_sort_positions(n_src, links):
