@@ -38,11 +38,20 @@ FAMILIES = {
     "xlpe": ["--arch", "transformer_xlpe", "--xlpe-mode", "combination", "--xlpe-heads", "1"],
     "reorder-emb": ["--arch", "transformer_reorder_emb", "--reorder-emb", "both"],
 }
+# the position baselines: the same command lines, one short run each
+POSITION_FAMILIES = {
+    "relpe": ["--arch", "transformer_relpe", "--max-relative-positions", "4"],
+    "rope": ["--arch", "transformer_rope"],
+    "alibi": ["--arch", "transformer_alibi"],
+    "t5-bias": ["--arch", "transformer_t5_bias"],
+}
 
 
 def training_args(data_bin, family, save_dir, max_update=4, max_tokens=400):
-    """fairseq-train arguments for a tiny model of ``family`` (a key of FAMILIES)."""
-    return [data_bin, "--user-dir", USER_DIR, "--task", "translation_reorder", *FAMILIES[family],
+    """fairseq-train arguments for a tiny model of ``family`` (a key of FAMILIES or
+    POSITION_FAMILIES)."""
+    return [data_bin, "--user-dir", USER_DIR, "--task", "translation_reorder",
+            *{**FAMILIES, **POSITION_FAMILIES}[family],
             *TINY_MODEL, "--criterion", "label_smoothed_cross_entropy_with_order", "--optimizer",
             "adam", "--lr", "0.002", "--max-tokens", max_tokens, "--max-update", max_update,
             "--save-dir", save_dir, "--no-progress-bar", "--log-format", "simple",
@@ -128,6 +137,24 @@ def test_interactive_translates_raw_input_without_reorder_files(data_bin, checkp
               "translation_reorder", "--path", checkpoints / "checkpoint_last.pt", "--beam", "2",
               "--source-lang", "xx", "--target-lang", "yy",
               stdin="s1 s2 s4\ns8 s3\n")
+    assert sum(line.startswith("H-") for line in out.stdout.splitlines()) == 2
+
+
+@pytest.mark.parametrize("family", POSITION_FAMILIES)
+def test_position_baselines_train_decode_ensemble_score_and_run_interactively(
+        data_bin, tmp_path, family):
+    save_dir = tmp_path / "ckpt"
+    log = run("fairseq_cli.train", *training_args(data_bin, family, save_dir, max_update=2))
+    assert "num_updates 2" in log.stdout + log.stderr, f"{family} did not train"
+    ensemble = f"{save_dir / 'checkpoint_last.pt'}:{save_dir / 'checkpoint_best.pt'}"
+    out = generate(data_bin, ensemble, "--beam", "3", "--print-alignment")
+    (tmp_path / "gen.out").write_text(out.stdout)
+    assert len(read_hypotheses(tmp_path / "gen.out", 20)) == 20
+    scored = generate(data_bin, save_dir / "checkpoint_last.pt", "--score-reference")
+    assert sum(line.startswith("H-") for line in scored.stdout.splitlines()) == 20
+    out = run("fairseq_cli.interactive", data_bin, "--user-dir", USER_DIR, "--task",
+              "translation_reorder", "--path", save_dir / "checkpoint_last.pt", "--beam", "2",
+              "--source-lang", "xx", "--target-lang", "yy", stdin="s1 s2 s4\ns8 s3\n")
     assert sum(line.startswith("H-") for line in out.stdout.splitlines()) == 2
 
 
