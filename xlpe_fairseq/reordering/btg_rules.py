@@ -10,8 +10,9 @@ This module computes such a permutation in near-linear time, in four steps:
 
 1. **Words.** BPE pieces of one word (every piece but the last ends with the continuation marker
    ``@@``, subword-nmt / fastBPE style) move as one block: a word takes the union of its pieces'
-   target links (rule ``pieces_joined``, fired when two or more pieces of one word are aligned),
-   and after reordering the words each expands back to its pieces in their original order.
+   target links (rule ``pieces_joined``, fired when two or more pieces of one word are aligned)
+   and every piece takes its word's sort key; the sort is stable, so the pieces of a word stay
+   together and in their order.
 2. **Keys.** An aligned word is placed by the mean of its distinct target positions. Sorting by
    that key puts every pair of words whose target spans are strictly ordered in target order, and
    a word aligned to a wide, discontiguous span (rule ``one_to_many_averaged``, a word with two
@@ -19,22 +20,24 @@ This module computes such a permutation in near-linear time, in four steps:
    aligned inside it (A B C D E with A-{0,4} B-3 C-2 D-1 E-5 gives D A C B E). Ties keep source
    order, so words aligned to the same target words (rule ``many_to_one_kept_in_order``, fired
    when two words share a target) keep their source order.
-3. **Unaligned words** (rule ``unaligned_attached``) join their right neighbour word, or, at the
-   end of the sentence, their left one, and the group moves as a unit. Right, because in the
-   morpheme-split Hebrew of the demo and in English the unaligned words are mostly function
-   words (articles, the object marker, prepositions, conjunctions) that precede the word they
-   belong to. A sentence without any link keeps the monotone order.
+3. **Unaligned words** (rule ``unaligned_attached``) take the key of their right neighbour word
+   (the next aligned word), or, at the end of the sentence, of their left one, so they move
+   with it. Right, because in the morpheme-split Hebrew of the demo and in English the
+   unaligned words are mostly function words (articles, the object marker, prepositions,
+   conjunctions) that precede the word they belong to; against the demo's gold word alignments
+   (valid and test) right attachment realizes more of the gold-implied inversions than left
+   (56.5% against 55.7%). A sentence without any link keeps the monotone order.
 4. **BTG repair.** A permutation is BTG-reachable (separable) iff it contains neither 2413 nor
-   3142. A shift-reduce parse over the units (aligned words with their attached unaligned words)
-   merges the two top stack items whenever their target ranges are adjacent (straight if in
-   order, inverted if not); that greedy parse reduces to one item exactly for BTG-reachable
-   permutations. When it gets stuck (rule ``non_btg_repaired``) the adjacent pair whose forced
-   merge displaces the fewest units (units in the gap between their target ranges times the
-   smaller block) is merged anyway, the smaller block jumping next to the larger one, and the
-   parse goes on. Neubig et al. search all BTG trees for the one that best matches the
-   alignment; this greedy repair is a linear-time stand-in that leaves BTG-reachable
-   permutations unchanged and moves few units otherwise. Expanding units to their pieces keeps
-   the permutation BTG-reachable (each unit is a straight node).
+   3142. A shift-reduce parse merges the two top stack items whenever their target ranges are
+   adjacent (straight if in order, inverted if not); that greedy parse reduces to one item
+   exactly for BTG-reachable permutations. When it gets stuck (rule ``non_btg_repaired``) the
+   adjacent pair whose forced merge displaces the fewest items (items in the gap between their
+   target ranges times the smaller block) is merged anyway, the smaller block jumping next to
+   the larger one, and the parse goes on. The oracle repairs over units, runs of pieces with one
+   key (a word with its unaligned words, or adjacent words on the same targets), each counted
+   once, so no unit is ever split. Neubig et al. search all BTG trees for the one that best
+   matches the alignment; this greedy repair is a linear-time stand-in that leaves
+   BTG-reachable permutations unchanged and moves few units otherwise.
 """
 import itertools
 import operator
@@ -82,8 +85,10 @@ def btg_positions_with_stats(source_tokens, links):
 def words(source_tokens):
     """The word index of each piece of ``source_tokens`` (BPE pieces, every piece of a word but
     the last ending with ``@@``; a trailing ``@@`` piece still ends the last word)."""
+    if not source_tokens:
+        return []
     continued = map(str.endswith, source_tokens[:-1], itertools.repeat(CONTINUATION_MARKER))
-    return list(itertools.accumulate(map(operator.not_, continued), initial=0))[:len(source_tokens)]
+    return list(itertools.accumulate(map(operator.not_, continued), initial=0))
 
 
 def _repaired_over_units(positions, keys):
@@ -180,7 +185,7 @@ def make_btg_reachable(positions):
     """A BTG-reachable permutation close to ``positions``, and whether it had to change it.
 
     BTG-reachable input comes back unchanged (the common case, checked first without building
-    any tree); otherwise see step 3 of the module docstring.
+    any tree); otherwise see step 4 of the module docstring.
     """
     if is_btg_reachable(positions):
         return positions, False

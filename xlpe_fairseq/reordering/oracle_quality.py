@@ -12,8 +12,20 @@ Used to check the BTG oracle (``btg_rules``) against the alignment it comes from
 ``mean_sort_positions`` is the reference point: pieces sorted by the mean of their own target
 positions (unaligned pieces next to the previous aligned one) and made BTG-reachable by the same
 greedy repair as the oracle.
+
+``python -m xlpe_fairseq.reordering.oracle_quality --source S --target T --alignment A`` prints
+both figures for the BTG oracle and for that reference, and the oracle's speed.
 """
-from .btg_rules import make_btg_reachable, words
+import argparse
+import collections
+import time
+
+from ..preprocessing.io_utils import check_same_line_count, read_parallel_chunks, run_command
+from .btg_rules import btg_positions, make_btg_reachable, words
+from .extract import parse_links
+
+METHODS = {"btg": btg_positions,
+           "mean-sort": lambda source_tokens, links: mean_sort_positions(len(source_tokens), links)}
 
 
 def split_words(source_tokens, positions):
@@ -78,3 +90,53 @@ def mean_sort_positions(n_src, links):
     for rank, i in enumerate(sorted(range(n_src), key=keys.__getitem__)):
         positions[i] = rank
     return make_btg_reachable(positions)[0]
+
+
+def score_corpus(source, target, alignment):
+    """Per method of ``METHODS``: multi-piece words, split words, implied and realized
+    inversions, and the seconds (CPU) the method took, summed over the corpus."""
+    paths = (source, target, alignment)
+    check_same_line_count(paths)
+    scores = {method: collections.Counter() for method in METHODS}
+    for first_lineno, rows in read_parallel_chunks(paths, 10000):
+        parsed = [(source_line.split(), parse_links(links, len(source_line.split()),
+                                                    len(target_line.split())))
+                  for source_line, target_line, links in rows]
+        for method, positions_of in METHODS.items():
+            score = scores[method]
+            start = time.process_time()
+            all_positions = [positions_of(tokens, links) for tokens, links in parsed]
+            score["seconds"] += time.process_time() - start
+            for (tokens, links), positions in zip(parsed, all_positions):
+                multi, split = split_words(tokens, positions)
+                implied, realized = implied_inversions(tokens, links, positions)
+                score.update(pairs=1, multi_piece_words=multi, split_words=split,
+                             implied_inversions=implied, realized_inversions=realized)
+    return scores
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(
+        prog="python -m xlpe_fairseq.reordering.oracle_quality",
+        description="Split BPE words and realized alignment-implied inversions of the BTG oracle "
+        "and of a mean-target-position sort with the same BTG repair.")
+    parser.add_argument("--source", required=True, help="source BPE text, one sentence a line")
+    parser.add_argument("--target", required=True, help="target BPE text, one sentence a line")
+    parser.add_argument("--alignment", required=True, help="fairseq i-j links over BPE tokens")
+    args = parser.parse_args(argv)
+
+    def body():
+        for method, score in score_corpus(args.source, args.target, args.alignment).items():
+            print(f"{method}: {score['pairs']} pairs; split words {score['split_words']} of "
+                  f"{score['multi_piece_words']} "
+                  f"({score['split_words'] / max(score['multi_piece_words'], 1):.1%}); "
+                  f"realized inversions {score['realized_inversions']} of "
+                  f"{score['implied_inversions']} "
+                  f"({score['realized_inversions'] / max(score['implied_inversions'], 1):.2%}); "
+                  f"{score['pairs'] / max(score['seconds'], 1e-9):,.0f} pairs/s (one core)")
+
+    run_command(body, "oracle_quality")
+
+
+if __name__ == "__main__":
+    main()
