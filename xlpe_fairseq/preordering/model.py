@@ -1,12 +1,15 @@
-"""The preorderer's network: a BiLSTM that gives each source token a target-order score.
+"""The preorderer's network: a BiLSTM that scores, for every token pair, "i goes before j".
 
-Sorting the tokens of a sentence by score yields the predicted target order, so every output
-is a permutation. The score is the token's own position plus two learned offsets, one in
-tokens (local moves such as adjective-noun swaps) and one in sentence lengths (moves to a
-sentence edge, such as verb-final order); an untrained offset of zero is the monotone order,
-the natural starting point because most tokens of most language pairs keep their place.
-Training ranks every pair of tokens (a pairwise logistic loss in the spirit of the
-discriminative reordering model of Neubig et al. 2012), which directly optimises Kendall's tau.
+A pair score ``s_ij`` (i < j in the source) is the log-odds that token i precedes token j in
+the target order: a bilinear form of the two tokens' BiLSTM states (``q_i . k_j``, as in
+dot-product attention, so the batch never holds a vector per pair), a score of each token
+alone (``a_i + b_j``) and one of their distance; it is
+trained with a logistic loss on every pair of the oracle permutation (the pairwise
+classification of Jehl et al. 2014 and Nakagawa 2015, a discriminative reordering model in
+the spirit of Neubig et al. 2012). Decoding (``btg_search``) turns the scores into the best
+BTG-consistent permutation, so every prediction has the shape of the BTG training positions.
+An untrained model scores every pair positive and the search keeps the source order, the
+natural start since most tokens of most language pairs keep their place.
 """
 import torch
 import torch.nn.functional as F
@@ -14,57 +17,83 @@ from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 
-class PreorderScorer(nn.Module):
-    """Scores ``(batch, time)`` for right-padded token indices; padding scores are meaningless."""
+def distance_buckets(distance, exact=8, buckets=16, max_distance=256):
+    """Bucket index of positive source distances: exact up to ``exact``, then log-spaced."""
+    distance = distance.clamp(min=1)
+    log_bucket = exact + (torch.log(distance.float() / exact)
+                          / torch.log(torch.tensor(max_distance / exact))
+                          * (buckets - exact)).long()
+    return torch.where(distance <= exact, distance - 1,
+                       log_bucket.clamp(max=buckets - 1))
 
-    def __init__(self, vocab_size, embed_dim=64, hidden_dim=128, num_layers=1, dropout=0.1,
-                 padding_idx=0):
+
+class PairwiseOrderScorer(nn.Module):
+    """Pair scores ``(batch, time, time)`` for right-padded token indices.
+
+    Only ``i < j`` inside the sentence is meaningful: ``s[b, i, j] > 0`` says token i comes
+    before token j in the target order.
+    """
+
+    def __init__(self, vocab_size, embed_dim=64, hidden_dim=128, pair_dim=64, num_layers=1,
+                 dropout=0.1, padding_idx=0, distance_buckets=16):
         super().__init__()
         self.config = dict(vocab_size=vocab_size, embed_dim=embed_dim, hidden_dim=hidden_dim,
-                           num_layers=num_layers, dropout=dropout, padding_idx=padding_idx)
+                           pair_dim=pair_dim, num_layers=num_layers, dropout=dropout,
+                           padding_idx=padding_idx, distance_buckets=distance_buckets)
         self.embed = nn.Embedding(vocab_size, embed_dim, padding_idx=padding_idx)
         self.dropout = nn.Dropout(dropout)
         # +1 input: the relative position i / n, which tells "near the end" apart
         # in sentences of any length
         self.lstm = nn.LSTM(embed_dim + 1, hidden_dim, num_layers=num_layers, batch_first=True,
                             bidirectional=True, dropout=dropout if num_layers > 1 else 0.0)
-        self.offsets = nn.Sequential(nn.Linear(2 * hidden_dim, hidden_dim), nn.Tanh(),
-                                     nn.Linear(hidden_dim, 2))
-        # the last layer starts at zero so an untrained scorer predicts the monotone order
-        nn.init.zeros_(self.offsets[-1].weight)
-        nn.init.zeros_(self.offsets[-1].bias)
-        # sharpness of the pairwise loss; sorting ignores it
-        self.log_temperature = nn.Parameter(torch.zeros(()))
+        # per token: a query and a key of pair_dim, and its own score as left / right token
+        self.project = nn.Linear(2 * hidden_dim, 2 * pair_dim + 2)
+        self.distance = nn.Embedding(distance_buckets, 1)
+        # an untrained model scores every pair about 1, "keep the source order", while
+        # gradients reach every layer at once
+        nn.init.normal_(self.project.weight, std=0.01)
+        nn.init.zeros_(self.project.bias)
+        nn.init.constant_(self.distance.weight, 1.0)
 
     def forward(self, tokens, lengths):
         """``tokens`` (batch, time) long on the model's device, ``lengths`` (batch,) ints >= 1."""
         batch, time = tokens.shape
         lengths = torch.as_tensor(lengths, dtype=torch.long)
         device = tokens.device
-        index = torch.arange(time, device=device, dtype=torch.float).expand(batch, time)
+        index = torch.arange(time, device=device)
         length = lengths.to(device=device, dtype=torch.float).unsqueeze(1)
-        features = torch.cat([self.dropout(self.embed(tokens)), (index / length).unsqueeze(2)],
-                             dim=2)
+        relative = (index.float().expand(batch, time) / length).unsqueeze(2)
+        features = torch.cat([self.dropout(self.embed(tokens)), relative], dim=2)
         packed = pack_padded_sequence(features, lengths.cpu(), batch_first=True,
                                       enforce_sorted=False)
         states, _ = self.lstm(packed)
         states, _ = pad_packed_sequence(states, batch_first=True, total_length=time)
-        token_offset, length_offset = self.offsets(self.dropout(states)).unbind(dim=2)
-        return index + token_offset + length * length_offset
+        pair_dim = self.config["pair_dim"]
+        query, key, alone = self.project(self.dropout(states)).split(
+            [pair_dim, pair_dim, 2], dim=2)
+        distance = self.distance(distance_buckets(
+            index.unsqueeze(0) - index.unsqueeze(1), buckets=self.config["distance_buckets"]))
+        return (torch.bmm(query, key.transpose(1, 2)) * pair_dim ** -0.5
+                + alone[:, :, 0].unsqueeze(2) + alone[:, :, 1].unsqueeze(1)
+                + distance.squeeze(2))
 
-    def pairwise_loss(self, scores, positions, lengths):
-        """Mean over sentences of the mean logistic loss over token pairs ranked wrongly.
+    @staticmethod
+    def pairwise_loss(scores, positions, lengths):
+        """Mean over sentences of the mean logistic loss over their pairs ``i < j``.
 
         ``positions`` (batch, time) holds the reference target-order positions (any value
         on padding). Averaging per sentence first keeps long sentences, which have
-        quadratically many pairs, from drowning the short ones.
+        quadratically many pairs, from drowning the short ones (Kendall's tau is a mean
+        over sentences too).
         """
         time = scores.shape[1]
         lengths = torch.as_tensor(lengths, device=scores.device)
-        valid = torch.arange(time, device=scores.device).unsqueeze(0) < lengths.unsqueeze(1)
-        before = (positions.unsqueeze(2) < positions.unsqueeze(1)) & valid.unsqueeze(2) \
+        index = torch.arange(time, device=scores.device)
+        valid = index.unsqueeze(0) < lengths.unsqueeze(1)
+        pairs_mask = (index.unsqueeze(1) < index.unsqueeze(0)) & valid.unsqueeze(2) \
             & valid.unsqueeze(1)
-        margin = (scores.unsqueeze(2) - scores.unsqueeze(1)) * self.log_temperature.exp()
-        losses = F.softplus(margin).masked_fill(~before, 0.0)
+        before = (positions.unsqueeze(2) < positions.unsqueeze(1)).to(scores.dtype)
+        losses = F.binary_cross_entropy_with_logits(scores, before, reduction="none")
+        losses = losses.masked_fill(~pairs_mask, 0.0)
         pairs = (lengths * (lengths - 1) // 2).clamp(min=1).to(scores.dtype)
         return (losses.sum(dim=(1, 2)) / pairs).mean()

@@ -28,13 +28,12 @@ def build_parser():
     parser = argparse.ArgumentParser(
         prog="xlpe-preorder",
         description="Predict target-ordered source positions (a reorder file) from source "
-        "BPE text alone, with a preorderer trained by xlpe-preorder-train.",
+        "BPE text alone, with a preorderer trained by xlpe-preorder-train. Every prediction "
+        "is BTG-consistent (the best BTG tree under the preorderer's pair scores).",
     )
     parser.add_argument("--preorderer", required=True, help="checkpoint from xlpe-preorder-train")
     parser.add_argument("--source", required=True, help="source BPE text, one sentence a line")
     parser.add_argument("--output", required=True, help="reorder file to write")
-    parser.add_argument("--btg", action="store_true",
-                        help="make every prediction BTG-reachable (no 2413/3142 patterns)")
     parser.add_argument("--device", default="cpu", help="torch device, e.g. cpu or cuda")
     parser.add_argument("--max-tokens", type=int, default=20000,
                         help="padded source tokens per batch")
@@ -46,7 +45,7 @@ def main(argv=None):
 
     def body():
         require_files([args.preorderer, args.source])
-        preorderer = Preorderer.load(args.preorderer, device=args.device, btg=args.btg)
+        preorderer = Preorderer.load(args.preorderer, device=args.device)
         count = predict_file(preorderer, args.source, args.output, args.max_tokens)
         print(f"xlpe-preorder: wrote {count} lines to {args.output}", file=sys.stderr)
 

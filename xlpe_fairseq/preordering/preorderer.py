@@ -1,42 +1,48 @@
-"""``Preorderer``: a trained scorer with its vocabulary; predicts reorder positions for tokens.
+"""``Preorderer``: a trained pair scorer with its vocabulary; predicts reorder positions.
 
-The checkpoint is self-contained (vocabulary, hyper-parameters, weights) and holds only
-plain Python values and tensors, so it loads under torch's ``weights_only`` default.
+Every prediction is the best BTG-consistent permutation under the scorer's pair scores
+(``btg_search``), the shape of the BTG training positions, on every path that predicts:
+``xlpe-preorder``, ``--preorderer`` in fairseq-generate / fairseq-interactive, and the
+evaluation tools all call :meth:`Preorderer.predict`.
+
+The checkpoint is self-contained (vocabulary, hyper-parameters, weights, search penalty) and
+holds only plain Python values and tensors, so it loads under torch's ``weights_only`` default.
 """
 import os
 
 import torch
 
 from ..preprocessing.io_utils import InputError, atomic_output
-from ..reordering.btg_rules import make_btg_reachable
-from .model import PreorderScorer
+from .btg_search import btg_search
+from .model import PairwiseOrderScorer
 from .vocabulary import Vocabulary
 
 CHECKPOINT_FORMAT = "xlpe-preorderer"
-CHECKPOINT_VERSION = 1
+# version 1: BiLSTM score-and-sort (no pair scores); version 2: pair scores + BTG search
+CHECKPOINT_VERSION = 2
 
 
 class Preorderer:
     """Predicts target-ordered source positions from source BPE tokens alone.
 
-    ``btg=True`` makes every prediction BTG-reachable (the greedy repair of
-    ``btg_rules.make_btg_reachable``), matching the shape of the training positions.
+    ``inversion_penalty`` is charged per inverted BTG node in the search (``btg_search``);
+    training tunes it on the validation set.
     """
 
-    def __init__(self, vocabulary, scorer, btg=False):
+    def __init__(self, vocabulary, scorer, inversion_penalty=0.0):
         self.vocabulary = vocabulary
         self.scorer = scorer
-        self.btg = btg
+        self.inversion_penalty = inversion_penalty
 
     @classmethod
     def create(cls, vocabulary, **hyper_parameters):
         """A new, untrained preorderer (it predicts the monotone order)."""
-        scorer = PreorderScorer(len(vocabulary), padding_idx=vocabulary.pad_index,
-                                **hyper_parameters)
+        scorer = PairwiseOrderScorer(len(vocabulary), padding_idx=vocabulary.pad_index,
+                                     **hyper_parameters)
         return cls(vocabulary, scorer)
 
     @classmethod
-    def load(cls, path, device="cpu", btg=False):
+    def load(cls, path, device="cpu"):
         """Read a checkpoint written by :meth:`save`; InputError (a ValueError) if it is not one."""
         try:
             checkpoint = torch.load(path, map_location=device, weights_only=True)
@@ -46,13 +52,17 @@ class Preorderer:
             raise InputError(f"{path}: not a preorderer checkpoint ({err})") from None
         if not isinstance(checkpoint, dict) or checkpoint.get("format") != CHECKPOINT_FORMAT:
             raise InputError(f"{path}: not a preorderer checkpoint (see xlpe-preorder-train)")
-        if checkpoint["version"] != CHECKPOINT_VERSION:
-            raise InputError(f"{path}: preorderer checkpoint version {checkpoint['version']}, "
-                             f"this code reads version {CHECKPOINT_VERSION}")
-        scorer = PreorderScorer(**checkpoint["config"])
+        if checkpoint.get("version") != CHECKPOINT_VERSION:
+            raise InputError(
+                f"{path}: preorderer checkpoint version {checkpoint.get('version')}, this code "
+                f"reads version {CHECKPOINT_VERSION} (pair scores decoded under the BTG "
+                f"constraint; version 1 was the score-and-sort BiLSTM): retrain it with "
+                f"xlpe-preorder-train")
+        scorer = PairwiseOrderScorer(**checkpoint["config"])
         scorer.load_state_dict(checkpoint["state_dict"])
         scorer.eval()
-        return cls(Vocabulary(checkpoint["vocabulary"]), scorer.to(device), btg=btg)
+        return cls(Vocabulary(checkpoint["vocabulary"]), scorer.to(device),
+                   inversion_penalty=checkpoint["inversion_penalty"])
 
     def save(self, path):
         """Write the checkpoint atomically (a crash never leaves half a file at ``path``)."""
@@ -61,6 +71,7 @@ class Preorderer:
             "version": CHECKPOINT_VERSION,
             "vocabulary": self.vocabulary.tokens,
             "config": self.scorer.config,
+            "inversion_penalty": float(self.inversion_penalty),
             "state_dict": {name: tensor.detach().cpu()
                            for name, tensor in self.scorer.state_dict().items()},
         }
@@ -73,7 +84,7 @@ class Preorderer:
 
     @property
     def device(self):
-        return self.scorer.log_temperature.device
+        return self.scorer.project.weight.device
 
     def encode_batch(self, sentences):
         """Right-padded token indices on the model's device and the lengths (all >= 1)."""
@@ -86,10 +97,12 @@ class Preorderer:
 
     @torch.no_grad()
     def predict(self, sentences, max_tokens=20000):
-        """Positions (a permutation of range(len(s))) for each token list ``s`` of ``sentences``.
+        """Positions (a BTG-consistent permutation of range(len(s))) for each token list ``s``.
 
         Sentences are batched by length, at most ``max_tokens`` padded tokens a batch, and
-        the results come back in input order.
+        the results come back in input order. The search sees scores rounded to a grid
+        (``btg_search.quantize_scores``), so the float noise of another batching changes a
+        result only if a score sits right on a rounding boundary.
         """
         sentences = [list(sentence) for sentence in sentences]
         results = [[] for _ in sentences]
@@ -99,24 +112,12 @@ class Preorderer:
             for batch in length_batches([len(s) for s in sentences], max_tokens):
                 tokens, lengths = self.encode_batch([sentences[k] for k in batch])
                 scores = self.scorer(tokens, lengths)
-                for k, positions in zip(batch, scores_to_positions(scores, lengths)):
-                    if self.btg:
-                        positions, _ = make_btg_reachable(positions)
+                predictions = btg_search(scores, lengths, self.inversion_penalty)
+                for k, positions in zip(batch, predictions):
                     results[k] = positions
         finally:
             self.scorer.train(was_training)
         return results
-
-
-def scores_to_positions(scores, lengths):
-    """Rank of each token's score within its sentence; ties keep source order."""
-    time = scores.shape[1]
-    padding = torch.arange(time, device=scores.device).unsqueeze(0) \
-        >= lengths.to(scores.device).unsqueeze(1)
-    # padding sorts last; a stable sort breaks ties by source position
-    order = scores.float().masked_fill(padding, float("inf")).argsort(dim=1, stable=True)
-    positions = order.argsort(dim=1).cpu().tolist()
-    return [row[:n] for row, n in zip(positions, lengths.tolist())]
 
 
 def length_batches(lengths, max_tokens):

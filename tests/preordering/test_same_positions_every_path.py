@@ -1,0 +1,113 @@
+"""One preorderer checkpoint gives one sentence the same positions on every path.
+
+The paths: the file written by ``xlpe-preorder``; ``--preorderer`` in the task when a split has
+no reorder file (``load_dataset`` → ``predict_positions``: fairseq-generate, and through it
+xlpe-swap-robustness, and the model loading of xlpe-aer / xlpe-attention-heatmap); and
+``inference_step``, where fairseq-interactive's raw input gets its positions.
+"""
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+from fairseq import options, tasks
+from fairseq.dataclass.utils import convert_namespace_to_omegaconf
+
+from synthetic_corpus import write_corpus
+from xlpe_fairseq.evaluation.attention_alignment import load_model
+from xlpe_fairseq.preordering import predict
+from xlpe_fairseq.preordering.corpus import read_tokens
+from xlpe_fairseq.preordering.preorderer import Preorderer
+from xlpe_fairseq.preordering.vocabulary import Vocabulary
+from xlpe_fairseq.reordering.btg_rules import is_btg_reachable
+
+USER_DIR = str(Path(__file__).resolve().parents[2] / "xlpe_fairseq")
+
+
+@pytest.fixture(scope="module")
+def setup(tmp_path_factory):
+    """A binarized corpus without test positions and a preorderer that reorders a lot."""
+    root = tmp_path_factory.mktemp("paths")
+    raw = write_corpus(root / "raw", sizes={"train": 30, "valid": 5, "test": 40})
+    subprocess.run(
+        [sys.executable, "-m", "fairseq_cli.preprocess", "--source-lang", "xx", "--target-lang",
+         "yy", "--trainpref", raw / "train", "--validpref", raw / "valid", "--testpref",
+         raw / "test", "--destdir", root / "data-bin", "--joined-dictionary", "--workers", "1"],
+        check=True, capture_output=True,
+    )
+    torch.manual_seed(0)
+    preorderer = Preorderer.create(Vocabulary.build(read_tokens(raw / "train.xx")), hidden_dim=8,
+                                   embed_dim=8, pair_dim=8)
+    # random pair scores of both signs: many inversions, so agreement is not by monotony
+    torch.nn.init.normal_(preorderer.scorer.project.weight, std=3.0)
+    torch.nn.init.zeros_(preorderer.scorer.distance.weight)
+    preorderer.save(root / "preorderer.pt")
+    return raw, root / "data-bin", root / "preorderer.pt"
+
+
+def task_with_preorderer(data_bin, preorderer):
+    parser = options.get_training_parser()
+    args = options.parse_args_and_arch(parser, [
+        str(data_bin), "--user-dir", USER_DIR, "--task", "translation_reorder", "--arch",
+        "transformer_xlpe", "--encoder-attention-heads", "2", "--xlpe-heads", "1",
+        "--preorderer", str(preorderer),
+    ])
+    task = tasks.setup_task(args)
+    return task, task.build_model(args), args
+
+
+class RecordingGenerator:
+    """Stands in for fairseq's SequenceGenerator and keeps the batch it is given."""
+
+    def generate(self, models, sample, **kwargs):
+        self.sample = sample
+        return []
+
+
+def test_file_task_and_interactive_paths_agree(setup, tmp_path):
+    raw, data_bin, checkpoint = setup
+    written = tmp_path / "test.pred.reorder"
+    predict.main(["--preorderer", str(checkpoint), "--source", str(raw / "test.xx"),
+                  "--output", str(written)])
+    from_file = [list(map(int, line.split())) for line in written.read_text().splitlines()]
+    assert all(is_btg_reachable(p) for p in from_file)
+    assert sum(p != sorted(p) for p in from_file) >= 10, "the test needs non-monotone positions"
+
+    task, model, _ = task_with_preorderer(data_bin, checkpoint)
+    task.load_dataset("test")
+    dataset = task.datasets["test"]
+    from_dataset = [dataset.reorder[i].tolist() for i in range(len(dataset))]
+    assert from_dataset == from_file, "fairseq-generate --preorderer differs from xlpe-preorder"
+
+    # fairseq-interactive: a left-padded batch of raw sentences without positions
+    sample = dataset.collater([dataset[i] for i in range(len(dataset))])
+    del sample["net_input"]["reorder_positions"]
+    generator = RecordingGenerator()
+    task.inference_step(generator, [model], sample)
+    positions = generator.sample["net_input"]["reorder_positions"]
+    src_tokens = sample["net_input"]["src_tokens"]
+    for row, index in enumerate(sample["id"].tolist()):
+        kept = positions[row][src_tokens[row].ne(task.src_dict.pad())].tolist()
+        assert kept[:-1] == from_file[index], f"inference_step differs on test line {index + 1}"
+
+
+def test_evaluation_tools_load_the_same_positions(setup, tmp_path):
+    raw, data_bin, checkpoint = setup
+    task, model, args = task_with_preorderer(data_bin, checkpoint)
+    model_path = tmp_path / "checkpoint.pt"
+    # the least of a fairseq checkpoint that load_model_ensemble_and_task reads
+    torch.save({"cfg": convert_namespace_to_omegaconf(args), "model": model.state_dict(),
+                "optimizer_history": [{"criterion_name": "CrossEntropyCriterion",
+                                       "optimizer_name": "Adam", "lr_scheduler_state": {},
+                                       "num_updates": 0}],
+                "extra_state": {"train_iterator": {"epoch": 1}}}, model_path)
+    written = tmp_path / "test.pred.reorder"
+    predict.main(["--preorderer", str(checkpoint), "--source", str(raw / "test.xx"),
+                  "--output", str(written)])
+    from_file = [list(map(int, line.split())) for line in written.read_text().splitlines()]
+    _, tool_task = load_model(str(model_path), str(data_bin), str(checkpoint))
+    tool_task.load_dataset("test")
+    dataset = tool_task.datasets["test"]
+    assert [dataset.reorder[i].tolist() for i in range(len(dataset))] == from_file, \
+        "xlpe-aer / xlpe-attention-heatmap --preorderer differ from xlpe-preorder"
