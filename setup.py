@@ -15,6 +15,7 @@ CONSOLE_SCRIPTS = [
     "xlpe-binarize = xlpe_fairseq.preprocessing.binarize:main",
     "xlpe-preorder-train = xlpe_fairseq.preordering.train:main",
     "xlpe-preorder = xlpe_fairseq.preordering.predict:main",
+    "xlpe-preorder-crossfit = xlpe_fairseq.preordering.cross_fit:main",
     "xlpe-reorder-score = xlpe_fairseq.preordering.metrics:main",
     "xlpe-reorder-text = xlpe_fairseq.reordering.reorder_text:main",
     "xlpe-bleu = xlpe_fairseq.evaluation.bleu:main",

@@ -11,7 +11,8 @@
 #   preorderer.pt, preorderer.test.score (predicted vs oracle BTG order on test)
 #   data-bin/text  fairseq-preprocess output (baseline Transformer, Reordering Embeddings)
 #   data-bin/dpe   text + train positions from the DPE rules (transformer_dpe)
-#   data-bin/xlpe  text + BTG positions for train, preorderer positions for valid/test
+#   data-bin/xlpe  text + train positions chosen by XLPE_TRAIN_POSITIONS, preorderer
+#                  positions for valid/test
 #                  (transformer_xlpe; the test positions are what a deployed model gets)
 #   recipe.env  SRC, TGT, LOWERCASE, RAW, for examples/evaluate.sh
 #
@@ -20,8 +21,13 @@
 #   MAX_LEN (250 tokens; train pairs outside 1..MAX_LEN or with a length ratio over 1.5 are
 #   dropped, as by Moses' clean-corpus-n in fairseq's prepare-iwslt14/wmt14 scripts),
 #   JOINED_DICT (0; 1 gives one dictionary for both sides, for --share-all-embeddings),
-#   PREORDER_SECONDS (3600) and PREORDER_EPOCHS (5): the preorderer's training budget
-#   (it stops after the epoch that passes PREORDER_SECONDS; CPU only).
+#   PREORDER_EPOCHS (5): the preorderer's epochs (with its fixed seed, this fixes the result);
+#   PREORDER_SECONDS (3600): a safety cap, checked after each epoch, that makes the result
+#   depend on the machine's speed if it stops training early; PREORDER_DEVICE (cpu, or cuda).
+#   XLPE_TRAIN_POSITIONS: the XL PE training positions in data-bin/xlpe: oracle (default; BTG
+#   positions from the alignment), predicted (the preorderer's, cross-fitted over
+#   PREORDER_FOLDS (2) folds with xlpe-preorder-crossfit, so that train positions look like
+#   test ones) or mixed (per sentence, oracle or cross-fitted at random, half each).
 
 PIPELINE_SPLITS=(train valid test)
 
@@ -160,7 +166,21 @@ preorder() {
             xlpe-preorder-train --source "$bpe/train.$src" --reorder "$bpe/train.btg.reorder" \
             --valid-source "$bpe/valid.$src" --valid-reorder "$bpe/valid.btg.reorder" \
             --epochs "$PREORDER_EPOCHS" --max-seconds "$PREORDER_SECONDS" \
-            --save "$out/preorderer.pt"
+            --device "$PREORDER_DEVICE" --save "$out/preorderer.pt"
+    fi
+    if [[ $XLPE_TRAIN_POSITIONS != oracle ]]; then
+        if fresh "$bpe/train.pred.reorder" "$bpe/train.mixed.reorder" -- "$bpe/train.$src" \
+                "$bpe/train.btg.reorder" "$bpe/valid.$src" "$bpe/valid.btg.reorder"; then
+            skipped "cross-fit train positions"
+        else
+            timed "cross-fit train positions ($PREORDER_FOLDS folds)" \
+                python -m xlpe_fairseq.preordering.cross_fit --source "$bpe/train.$src" \
+                --reorder "$bpe/train.btg.reorder" --valid-source "$bpe/valid.$src" \
+                --valid-reorder "$bpe/valid.btg.reorder" --folds "$PREORDER_FOLDS" \
+                --epochs "$PREORDER_EPOCHS" --max-seconds "$PREORDER_SECONDS" \
+                --device "$PREORDER_DEVICE" --output "$bpe/train.pred.reorder" \
+                --mixed-output "$bpe/train.mixed.reorder"
+        fi
     fi
     local calls=()
     for split in valid test; do
@@ -168,7 +188,7 @@ preorder() {
             skipped "preorder $split"
         else
             ((${#calls[@]})) && calls+=(--then)
-            calls+=(--preorderer "$out/preorderer.pt" --btg --source "$bpe/$split.$src"
+            calls+=(--preorderer "$out/preorderer.pt" --source "$bpe/$split.$src"
                 --output "$bpe/$split.pred.reorder")
         fi
     done
@@ -249,6 +269,20 @@ prepare_corpus() {
     JOINED_DICT=${JOINED_DICT:-0}
     PREORDER_SECONDS=${PREORDER_SECONDS:-3600}
     PREORDER_EPOCHS=${PREORDER_EPOCHS:-5}
+    PREORDER_DEVICE=${PREORDER_DEVICE:-cpu}
+    PREORDER_FOLDS=${PREORDER_FOLDS:-2}
+    XLPE_TRAIN_POSITIONS=${XLPE_TRAIN_POSITIONS:-oracle}
+    local train_positions
+    case $XLPE_TRAIN_POSITIONS in
+        oracle) train_positions=$out/bpe/train.btg.reorder ;;
+        predicted) train_positions=$out/bpe/train.pred.reorder ;;
+        mixed) train_positions=$out/bpe/train.mixed.reorder ;;
+        *)
+            echo "XLPE_TRAIN_POSITIONS must be oracle, predicted or mixed, not" \
+                "'$XLPE_TRAIN_POSITIONS'" >&2
+            return 2
+            ;;
+    esac
     for split in "${PIPELINE_SPLITS[@]}"; do
         need_files "$raw/$split.$src" "$raw/$split.$tgt"
     done
@@ -272,8 +306,14 @@ prepare_corpus() {
     binarize_text "$out" "$src" "$tgt"
     link_text_bin "$out" "$src" "$tgt" dpe
     link_text_bin "$out" "$src" "$tgt" xlpe
+    # the binarized train positions follow the file they came from, not just its age
+    local chosen=$out/data-bin/xlpe/train.positions-from
+    if [[ ! -f $chosen || $(<"$chosen") != "$XLPE_TRAIN_POSITIONS" ]]; then
+        rm -f "$out/data-bin/xlpe/train.reorder.$src-$tgt".{bin,idx}
+    fi
     binarize_positions "$out" "$src" "$tgt" "dpe:train:$out/bpe/train.dpe.reorder" \
-        "xlpe:train:$out/bpe/train.btg.reorder" "xlpe:valid:$out/bpe/valid.pred.reorder" \
+        "xlpe:train:$train_positions" "xlpe:valid:$out/bpe/valid.pred.reorder" \
         "xlpe:test:$out/bpe/test.pred.reorder"
+    echo "$XLPE_TRAIN_POSITIONS" >"$chosen"
     echo "== done: $out/data-bin/{text,dpe,xlpe}" >&2
 }

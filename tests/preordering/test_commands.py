@@ -29,7 +29,7 @@ def test_round_trip(files, capsys):
                 "--save", files["model"], "--epochs", "1", "--hidden-dim", "16",
                 "--embed-dim", "8"])
     predict.main(["--preorderer", files["model"], "--source", files["valid_source"],
-                  "--output", files["output"], "--btg"])
+                  "--output", files["output"]])
     lines = open(files["output"]).read().splitlines()
     sources = open(files["valid_source"]).read().splitlines()
     assert len(lines) == len(sources)

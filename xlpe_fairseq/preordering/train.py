@@ -5,6 +5,7 @@ Ding et al. 2020 / Neubig et al. 2012); the fitted preorderer predicts them for 
 without a target, i.e. valid and test sets.
 """
 import argparse
+import os
 import random
 import sys
 import time
@@ -18,18 +19,24 @@ from .preorderer import Preorderer, length_batches
 from .vocabulary import Vocabulary
 
 
+PENALTY_GRID = (0.0, 0.25, 0.5, 1.0, 2.0)
+
+
 def train_preorderer(sentences, positions, valid=None, *, embed_dim=64, hidden_dim=128,
-                     num_layers=1, dropout=0.1, max_vocab=30000, epochs=3, max_seconds=None,
-                     batch_tokens=2000, max_train_length=200, lr=3e-3, seed=1, save=None,
-                     log=None):
+                     pair_dim=64, num_layers=1, dropout=0.1, max_vocab=30000, epochs=3,
+                     max_seconds=None, batch_tokens=4000, max_train_length=200, lr=3e-3,
+                     seed=1, device="cpu", save=None, log=None):
     """Train a Preorderer on token lists and their oracle positions; return the best one.
 
     ``valid`` is an optional ``(sentences, positions)`` pair: after each epoch the model is
-    scored on it (Kendall's tau) and the best epoch is kept (and written to ``save``, if
-    given); without it the last epoch is kept. Training stops after ``epochs`` epochs or
-    once ``max_seconds`` have passed at the end of an epoch. Sentences longer than
-    ``max_train_length`` are skipped in training: the pairwise loss is quadratic in length.
-    ``log`` receives one line of text per epoch.
+    scored on it (Kendall's tau of the BTG search's output) and the best epoch is kept;
+    then the search's inversion penalty is chosen from ``PENALTY_GRID`` by the sum of
+    Kendall's tau and FRS on it. Without ``valid`` the last epoch is kept, with penalty 0.
+    The result is written to ``save``, if given. Training runs ``epochs`` epochs, the same
+    batches in the same order for a given ``seed``; ``max_seconds`` is only a safety cap
+    (checked after each epoch) and makes the result depend on the machine's speed.
+    Sentences longer than ``max_train_length`` are skipped in training: the pair scores
+    take memory quadratic in length. ``log`` receives one line of text per epoch.
     """
     torch.manual_seed(seed)
     rng = random.Random(seed)
@@ -39,8 +46,11 @@ def train_preorderer(sentences, positions, valid=None, *, embed_dim=64, hidden_d
         raise ValueError("no training sentence of 2 to max_train_length tokens")
     preorderer = Preorderer.create(Vocabulary.build((s for s, _ in examples), max_vocab),
                                    embed_dim=embed_dim, hidden_dim=hidden_dim,
-                                   num_layers=num_layers, dropout=dropout)
+                                   pair_dim=pair_dim, num_layers=num_layers, dropout=dropout)
+    preorderer.to(device)
     scorer = preorderer.scorer
+    encoded = [(torch.tensor(preorderer.vocabulary.encode(s)), torch.tensor(p))
+               for s, p in examples]
     optimizer = torch.optim.Adam(scorer.parameters(), lr=lr)
     batches = list(length_batches([len(s) for s, _ in examples], batch_tokens))
     if valid is not None:
@@ -52,37 +62,65 @@ def train_preorderer(sentences, positions, valid=None, *, embed_dim=64, hidden_d
         scorer.train()
         rng.shuffle(batches)
         total_loss = 0.0
+        tokens_seen = 0
+        epoch_start = time.monotonic()
         for batch in batches:
-            tokens, lengths = preorderer.encode_batch([examples[k][0] for k in batch])
-            reference = torch.zeros_like(tokens)
-            for row, k in enumerate(batch):
-                reference[row, :lengths[row]] = torch.tensor(examples[k][1])
+            tokens, reference, lengths = _collate([encoded[k] for k in batch],
+                                                  preorderer.vocabulary.pad_index, device)
             loss = scorer.pairwise_loss(scorer(tokens, lengths), reference, lengths)
             optimizer.zero_grad()
             loss.backward()
             torch.nn.utils.clip_grad_norm_(scorer.parameters(), 1.0)
             optimizer.step()
             total_loss += loss.item()
-        message = (f"epoch {epoch}: loss {total_loss / len(batches):.4f}, "
-                   f"{time.monotonic() - start:.0f} s")
+            tokens_seen += int(lengths.sum())
+        seconds = time.monotonic() - epoch_start
+        message = (f"epoch {epoch}: loss {total_loss / len(batches):.4f}, {seconds:.0f} s "
+                   f"({tokens_seen / max(seconds, 1e-9):.0f} tokens/s)")
         if valid is not None:
             scores = corpus_scores(preorderer.predict(valid[0]), valid[1])
             message += f", valid {_format(scores)}"
             if best_tau is None or scores["kendall_tau"] > best_tau:
                 best_tau = scores["kendall_tau"]
                 best_state = {k: v.detach().clone() for k, v in scorer.state_dict().items()}
-                if save is not None:
-                    preorderer.save(save)
                 message += " (best)"
         log(message)
         if max_seconds is not None and time.monotonic() - start > max_seconds:
+            log(f"stopped by --max-seconds {max_seconds:g} after epoch {epoch}")
             break
     if best_state is not None:
         scorer.load_state_dict(best_state)
-    elif save is not None:
-        preorderer.save(save)
     scorer.eval()
+    if valid is not None:
+        preorderer.inversion_penalty = _tune_penalty(preorderer, valid, log)
+    if save is not None:
+        preorderer.save(save)
     return preorderer
+
+
+def _collate(items, pad_index, device):
+    """Right-padded token indices and reference positions on ``device``, and the lengths."""
+    lengths = torch.tensor([len(tokens) for tokens, _ in items])
+    tokens = torch.full((len(items), int(lengths.max())), pad_index, dtype=torch.long)
+    reference = torch.zeros_like(tokens)
+    for row, (sentence, positions) in enumerate(items):
+        tokens[row, :len(sentence)] = sentence
+        reference[row, :len(sentence)] = positions
+    return tokens.to(device), reference.to(device), lengths
+
+
+def _tune_penalty(preorderer, valid, log):
+    """The inversion penalty of ``PENALTY_GRID`` with the best tau + FRS on ``valid``."""
+    best = None
+    for penalty in PENALTY_GRID:
+        preorderer.inversion_penalty = penalty
+        scores = corpus_scores(preorderer.predict(valid[0]), valid[1])
+        total = scores["kendall_tau"] + scores["fuzzy_reordering_score"]
+        log(f"inversion penalty {penalty:g}: valid {_format(scores)}")
+        if best is None or total > best[0]:
+            best = (total, penalty)
+    log(f"inversion penalty {best[1]:g} kept")
+    return best[1]
 
 
 def _format(scores):
@@ -92,32 +130,55 @@ def _format(scores):
 def build_parser():
     parser = argparse.ArgumentParser(
         prog="xlpe-preorder-train",
-        description="Train a source-only preorderer (BiLSTM scorer, pairwise ranking loss) on "
-        "source BPE text and its oracle reorder positions.",
+        description="Train a source-only preorderer (BiLSTM pair scorer, logistic loss on "
+        "every token pair, BTG search) on source BPE text and its oracle reorder positions.",
     )
+    add_training_arguments(parser)
+    return parser
+
+
+def add_training_arguments(parser, save=True):
+    """The data and training options (``--save`` too when ``save``)."""
     parser.add_argument("--source", required=True, help="training source BPE text")
     parser.add_argument("--reorder", required=True,
                         help="training reorder file (oracle positions, e.g. BTG)")
     parser.add_argument("--valid-source", help="validation source BPE text")
     parser.add_argument("--valid-reorder", help="validation reorder file; the epoch with the "
                         "best Kendall's tau on it is kept")
-    parser.add_argument("--save", required=True, help="checkpoint to write (e.g. preorderer.pt)")
+    if save:
+        parser.add_argument("--save", required=True,
+                            help="checkpoint to write (e.g. preorderer.pt)")
     parser.add_argument("--embed-dim", type=int, default=64, help="token embedding size")
     parser.add_argument("--hidden-dim", type=int, default=128, help="BiLSTM size per direction")
+    parser.add_argument("--pair-dim", type=int, default=64,
+                        help="hidden size of the pair scorer")
     parser.add_argument("--layers", type=int, default=1, help="BiLSTM layers")
     parser.add_argument("--dropout", type=float, default=0.1, help="dropout rate")
     parser.add_argument("--max-vocab", type=int, default=30000,
                         help="most frequent source tokens kept; the rest map to <unk>")
-    parser.add_argument("--epochs", type=int, default=3, help="maximum number of epochs")
+    parser.add_argument("--epochs", type=int, default=3,
+                        help="number of epochs (with --seed, this fixes the result)")
     parser.add_argument("--max-seconds", type=float,
-                        help="stop after the epoch that passes this many seconds")
-    parser.add_argument("--batch-tokens", type=int, default=2000,
+                        help="safety cap: stop after the epoch that passes this many seconds "
+                        "(the result then depends on the machine's speed)")
+    parser.add_argument("--batch-tokens", type=int, default=4000,
                         help="padded source tokens per training batch")
     parser.add_argument("--max-train-length", type=int, default=200,
                         help="skip longer training sentences (the loss is quadratic in length)")
     parser.add_argument("--lr", type=float, default=3e-3, help="Adam learning rate")
     parser.add_argument("--seed", type=int, default=1, help="random seed")
-    return parser
+    parser.add_argument("--device", default="cpu", help="torch device, e.g. cpu or cuda")
+    parser.add_argument("--threads", type=int, default=os.cpu_count(),
+                        help="CPU threads for torch (default: all cores)")
+
+
+def training_settings(args):
+    """Keyword arguments of ``train_preorderer`` from parsed training options."""
+    return dict(embed_dim=args.embed_dim, hidden_dim=args.hidden_dim, pair_dim=args.pair_dim,
+                num_layers=args.layers, dropout=args.dropout, max_vocab=args.max_vocab,
+                epochs=args.epochs, max_seconds=args.max_seconds,
+                batch_tokens=args.batch_tokens, max_train_length=args.max_train_length,
+                lr=args.lr, seed=args.seed, device=args.device)
 
 
 def main(argv=None):
@@ -127,6 +188,7 @@ def main(argv=None):
         parser.error("--valid-source and --valid-reorder go together")
 
     def body():
+        torch.set_num_threads(args.threads)
         inputs = [args.source, args.reorder] + (
             [args.valid_source, args.valid_reorder] if args.valid_source else [])
         check_not_inputs([args.save], inputs)
@@ -135,10 +197,7 @@ def main(argv=None):
         if args.valid_source:
             valid = read_source_with_reorder(args.valid_source, args.valid_reorder)
         train_preorderer(
-            sentences, positions, valid, embed_dim=args.embed_dim, hidden_dim=args.hidden_dim,
-            num_layers=args.layers, dropout=args.dropout, max_vocab=args.max_vocab,
-            epochs=args.epochs, max_seconds=args.max_seconds, batch_tokens=args.batch_tokens,
-            max_train_length=args.max_train_length, lr=args.lr, seed=args.seed, save=args.save,
+            sentences, positions, valid, save=args.save, **training_settings(args),
             log=lambda line: print(f"xlpe-preorder-train: {line}", file=sys.stderr, flush=True),
         )
 
