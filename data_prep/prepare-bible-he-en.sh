@@ -11,7 +11,8 @@
 # PATH). Steps whose outputs exist and are newer than their inputs are skipped on rerun.
 # Environment: WORKERS (default: all cores), MERGES (default: 8000), XLPE (1: as --xlpe),
 # XLPE_TRAIN_POSITIONS (oracle, the default: BTG positions from the alignment for train;
-# predicted: the preorderer's, as at test time), ALIGN_SEED (eflomal's seed, default 1),
+# predicted: the preorderer's, as at test time, cross-fitted over PREORDER_FOLDS (default 2)
+# folds by xlpe-preorder-crossfit; mixed: oracle or cross-fitted per sentence, half each), ALIGN_SEED (eflomal's seed, default 1),
 # PREORDER_EPOCHS (default 3), PREORDER_THREADS (the preorderer's torch threads, default 2).
 #
 # The output depends only on these settings and the installed tools (eflomal's build, torch),
@@ -34,8 +35,9 @@ if [[ ${#positional[@]} -ne 1 ]]; then
 fi
 OUT=${positional[0]}
 XLPE_TRAIN_POSITIONS=${XLPE_TRAIN_POSITIONS:-oracle}
-if [[ $XLPE_TRAIN_POSITIONS != oracle && $XLPE_TRAIN_POSITIONS != predicted ]]; then
-    echo "XLPE_TRAIN_POSITIONS must be oracle or predicted, not '$XLPE_TRAIN_POSITIONS'" >&2
+if [[ $XLPE_TRAIN_POSITIONS != @(oracle|predicted|mixed) ]]; then
+    echo "XLPE_TRAIN_POSITIONS must be oracle, predicted or mixed, not" \
+        "'$XLPE_TRAIN_POSITIONS'" >&2
     exit 2
 fi
 # xlpe-preorder-train keeps the epoch with the best valid tau; valid tau peaked at epoch 2
@@ -190,8 +192,8 @@ for split in "${SPLITS[@]}"; do
 done
 
 PREORDERER=$OUT/preorderer.pt
-# xlpe-preorder-train writes each new best epoch to --save: train under another name so that
-# an interrupted run leaves no checkpoint that a rerun would take as finished.
+# Train under another name so that an interrupted run leaves no checkpoint that a rerun
+# would take as finished.
 train_preorderer() {
     xlpe-preorder-train --source "$BPE/train.$SRC" --reorder "$BPE/train.btg.reorder" \
         --valid-source "$BPE/valid.$SRC" --valid-reorder "$BPE/valid.btg.reorder" \
@@ -207,11 +209,7 @@ fi
 
 # Predicted positions are BTG-consistent (xlpe-preorder always searches BTG trees), the shape
 # of the oracle ones the translation model trains on, as the BTG parser of Ding et al. gives.
-predicted_splits=(valid test)
-if [[ $XLPE_TRAIN_POSITIONS == predicted ]]; then
-    predicted_splits=(train valid test)
-fi
-for split in "${predicted_splits[@]}"; do
+for split in valid test; do
     if fresh "$BPE/$split.pred.reorder" -- "$PREORDERER" "$BPE/$split.$SRC"; then
         skipped "predict $split positions"
     else
@@ -220,6 +218,21 @@ for split in "${predicted_splits[@]}"; do
             --source "$BPE/$split.$SRC" --output "$BPE/$split.pred.reorder"
     fi
 done
+
+# Train positions as at test time: each fold predicted by a preorderer trained on the others.
+if [[ $XLPE_TRAIN_POSITIONS != oracle ]]; then
+    if fresh "$BPE/train.pred.reorder" "$BPE/train.mixed.reorder" -- "$BPE/train.$SRC" \
+            "$BPE/train.btg.reorder" "$BPE/valid.$SRC" "$BPE/valid.btg.reorder"; then
+        skipped "cross-fit train positions"
+    else
+        timed "cross-fit train positions (${PREORDER_FOLDS:-2} folds)" \
+            python -m xlpe_fairseq.preordering.cross_fit --source "$BPE/train.$SRC" \
+            --reorder "$BPE/train.btg.reorder" --valid-source "$BPE/valid.$SRC" \
+            --valid-reorder "$BPE/valid.btg.reorder" --folds "${PREORDER_FOLDS:-2}" \
+            --epochs "$PREORDER_EPOCHS" --threads "$PREORDER_THREADS" \
+            --output "$BPE/train.pred.reorder" --mixed-output "$BPE/train.mixed.reorder"
+    fi
+fi
 
 SCORE=$OUT/preorderer.test-score.txt
 score_preorderer() {
@@ -260,9 +273,10 @@ for split in "${SPLITS[@]}"; do
     positions=$BPE/$split.pred.reorder
     inputs=()
     if [[ $split == train ]]; then
-        if [[ $XLPE_TRAIN_POSITIONS == oracle ]]; then
-            positions=$BPE/train.btg.reorder
-        fi
+        case $XLPE_TRAIN_POSITIONS in
+            oracle) positions=$BPE/train.btg.reorder ;;
+            mixed) positions=$BPE/train.mixed.reorder ;;
+        esac
         inputs=("$stamp")
     fi
     inputs+=("$positions" "$BPE/$split.$SRC")
