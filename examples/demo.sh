@@ -17,6 +17,12 @@
 #               transformer-4e    baseline: 4 encoder layers, as many as DPE's 2 + 2 (DPE Table 5)
 #               encoder-free encoder-free-inxl
 #                                 baselines: no encoder layers, absolute PE or InXL PE (XL PE Table 4)
+#               encoder-free-nopos encoder-free-relpe
+#                                 baselines: no encoder layers, no source PE, then + Shaw relative
+#                                 PE in the decoder (XL PE Table 4 "noEnc-noPos", "+ Relative PE")
+#               relpe rope alibi t5-bias
+#                                 position baselines: transformer_relpe (Shaw et al. 2018),
+#                                 transformer_rope, transformer_alibi, transformer_t5_bias
 #               two-pass          baseline: reordering + translation Transformers (DPE §3.1,
 #                                 examples/two_pass.sh)
 #             The xlpe-* models read DIR/data/data-bin-xlpe (BTG oracle positions for train,
@@ -80,6 +86,12 @@ model_flags() {
         transformer-4e) echo --arch transformer --encoder-layers 4 ;;
         encoder-free) echo --arch transformer --encoder-layers 0 ;;
         encoder-free-inxl) echo --arch transformer_xlpe --xlpe-mode inxl --encoder-layers 0 ;;
+        encoder-free-nopos) echo --arch transformer_relpe --encoder-layers 0 \
+            --relative-positions-in none --absolute-positions decoder ;;
+        encoder-free-relpe) echo --arch transformer_relpe --encoder-layers 0 \
+            --relative-positions-in decoder --absolute-positions decoder ;;
+        relpe|rope|alibi) echo --arch "transformer_$1" ;;
+        t5-bias) echo --arch transformer_t5_bias ;;
         *) echo "unknown model $1" >&2; return 2 ;;
     esac
 }
@@ -142,7 +154,9 @@ from pathlib import Path
 
 work, score_file = Path(sys.argv[1]), sys.argv[2]
 order = ["transformer", "dpe", "re-encoder", "re-decoder", "re-both", "xlpe-inxl", "xlpe-headxl",
-         "xlpe-combination", "transformer-4e", "encoder-free", "encoder-free-inxl", "two-pass"]
+         "xlpe-combination", "transformer-4e", "encoder-free", "encoder-free-inxl",
+         "encoder-free-nopos", "encoder-free-relpe", "relpe", "rope", "alibi", "t5-bias",
+         "two-pass"]
 lines = ["| model | BLEU | chrF | updates | train seconds | test sentences |",
          "|---|---|---|---|---|---|"]
 signature = ""

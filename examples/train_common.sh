@@ -7,7 +7,9 @@
 # Options (all dataset scripts):
 #   --model M        transformer | dpe | xlpe | re-encoder | re-decoder | re-both (required),
 #                    or a baseline: transformer-8e | transformer-10e (DPE Table 5) |
-#                    encoder-free | encoder-free-inxl (XL PE Table 4)
+#                    encoder-free | encoder-free-inxl | encoder-free-nopos |
+#                    encoder-free-relpe (XL PE Table 4) | relpe | rope | alibi | t5-bias
+#                    (position baselines: Shaw et al. 2018, RoPE, ALiBi, T5's bias)
 #   --size S         one of the dataset's SIZES
 #   --gpus N         GPUs on this node; N > 1 trains with DDP, fairseq spawning one process
 #                    per GPU (--distributed-world-size N). For several nodes, run the command
@@ -26,7 +28,8 @@
 # The effective schedule is printed on stderr at the start; its name goes to SAVE_DIR/schedule.env,
 # from which examples/evaluate.sh takes the checkpoint (average or best), beam and length penalty.
 
-MODELS="transformer dpe xlpe re-encoder re-decoder re-both transformer-8e transformer-10e encoder-free encoder-free-inxl"
+MODELS="transformer dpe xlpe re-encoder re-decoder re-both transformer-8e transformer-10e encoder-free encoder-free-inxl
+encoder-free-nopos encoder-free-relpe relpe rope alibi t5-bias"
 
 USER_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/xlpe_fairseq
 
@@ -53,7 +56,7 @@ default_schedule() {
     fi
     case $model in
         re-*) echo re ;;
-        xlpe | encoder-free | encoder-free-inxl) echo xlpe ;;
+        xlpe | encoder-free*) echo xlpe ;;
         transformer) [[ $size == big ]] && echo xlpe || echo dpe ;;
         *) echo dpe ;;
     esac
@@ -164,6 +167,17 @@ set_model() {
         encoder-free-inxl)
             # XL PE Table 4: the same with InXL PE
             MODEL_FLAGS=(--arch "transformer_xlpe${arch_suffix}" --xlpe-mode inxl --encoder-layers 0) ;;
+        encoder-free-nopos | encoder-free-relpe)
+            # XL PE Table 4: no source positions (noEnc-noPos), then + Shaw relative PE in the
+            # decoder's self-attention; the decoder keeps its absolute PE in both
+            local relative=none
+            [[ $model == encoder-free-relpe ]] && relative=decoder
+            MODEL_FLAGS=(--arch "transformer_relpe${arch_suffix}" --encoder-layers 0
+                         --relative-positions-in "$relative" --absolute-positions decoder) ;;
+        relpe | rope | alibi)
+            MODEL_FLAGS=(--arch "transformer_${model}${arch_suffix}") ;;
+        t5-bias)
+            MODEL_FLAGS=(--arch "transformer_t5_bias${arch_suffix}") ;;
         *)
             echo "unknown model '$model': $MODELS" >&2
             return 2 ;;

@@ -51,6 +51,10 @@ VARIANTS = {
     "re-encoder": ("transformer_reorder_emb", {"reorder_emb": "encoder"}),
     "re-decoder": ("transformer_reorder_emb", {"reorder_emb": "decoder"}),
     "re-both": ("transformer_reorder_emb", {"reorder_emb": "both"}),
+    "relpe": ("transformer_relpe", {}),
+    "rope": ("transformer_rope", {}),
+    "alibi": ("transformer_alibi", {}),
+    "t5-bias": ("transformer_t5_bias", {}),
 }
 
 
@@ -59,6 +63,9 @@ def matmul_work_per_token(label, size, vocab):
 
     Attention score products are left out (short sentences); they are the same in every model.
     XL PE's InXL projects the position table once per batch, not per token: no extra term.
+    Shaw et al.'s relative positions meet the ``2k + 1`` table rows (k = 16, the default) once
+    per query for keys and once for values in every self-attention layer; rotary positions,
+    ALiBi and T5's bias are elementwise (a rotation per query and key, an add per score).
     """
     d, f = size["embed"], size["ffn"]
     encoder_layer = 4 * d * d + 2 * d * f
@@ -70,6 +77,8 @@ def matmul_work_per_token(label, size, vocab):
         work += size["encoder_layers"] * 3 * d * d
     if label in ("re-decoder", "re-both"):
         work += size["decoder_layers"] * 3 * d * d
+    if label == "relpe":
+        work += (size["encoder_layers"] + size["decoder_layers"]) * 2 * (2 * 16 + 1) * d
     return work
 
 

@@ -30,6 +30,10 @@ MODELS = {
     "re-decoder": ("transformer_reorder_emb_iwslt_de_en", dict(reorder_emb="decoder"), None),
     "re-both": ("transformer_reorder_emb_iwslt_de_en", dict(reorder_emb="both"), None),
     "encoder-free-inxl": ("transformer_xlpe_encoder_free_iwslt_de_en", {}, "input"),
+    "relpe": ("transformer_relpe_iwslt_de_en", {}, None),
+    "rope": ("transformer_rope_iwslt_de_en", {}, None),
+    "alibi": ("transformer_alibi_iwslt_de_en", {}, None),
+    "t5-bias": ("transformer_t5_bias_iwslt_de_en", {}, None),
 }
 
 
@@ -68,7 +72,8 @@ def test_fp16_training_step_has_finite_loss_and_gradients(name):
             assert torch.isfinite(param.grad).all(), f"{name}: non-finite fp16 gradient in {param_name}"
 
 
-@pytest.mark.parametrize("name", ["transformer", "dpe", "xlpe-combination", "re-decoder", "re-both"])
+@pytest.mark.parametrize("name", ["transformer", "dpe", "xlpe-combination", "re-decoder", "re-both",
+                                  "relpe", "rope", "alibi", "t5-bias"])
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16])
 def test_gpu_beam_search_scores_equal_forced_decoding(name, dtype):
     model, task, batch = build(name)

@@ -39,6 +39,12 @@ def parsed(command):
     ("transformer-10e", "big", "transformer_wmt_en_de_big", 10, "text"),
     ("encoder-free", "big", "transformer_wmt_en_de_big", 0, "text"),
     ("encoder-free-inxl", "big", "transformer_xlpe_wmt_en_de_big", 0, "xlpe"),
+    ("encoder-free-nopos", "big", "transformer_relpe_wmt_en_de_big", 0, "text"),
+    ("encoder-free-relpe", "big", "transformer_relpe_wmt_en_de_big", 0, "text"),
+    ("relpe", "base", "transformer_relpe_wmt_en_de", 6, "text"),
+    ("rope", "big", "transformer_rope_wmt_en_de_big", 6, "text"),
+    ("alibi", "base", "transformer_alibi_wmt_en_de", 6, "text"),
+    ("t5-bias", "base", "transformer_t5_bias_wmt_en_de", 6, "text"),
 ])
 def test_wmt14_models(model, size, arch, encoder_layers, data):
     command = dry_run("train-wmt14-en-de.sh", "/data/wmt14", "--model", model, "--size", size)
@@ -48,6 +54,10 @@ def test_wmt14_models(model, size, arch, encoder_layers, data):
     assert args.share_all_embeddings
     if model == "encoder-free-inxl":
         assert args.xlpe_mode == "inxl"
+    if model.startswith("encoder-free-") and model != "encoder-free-inxl":
+        relative = "decoder" if model == "encoder-free-relpe" else "none"
+        assert (args.relative_positions_in, args.absolute_positions) == (relative, "decoder"), (
+            "XL PE Table 4: no source positions; the decoder keeps its absolute PE")
 
 
 def test_small_baselines_keep_their_own_depth():

@@ -34,7 +34,8 @@ def test_every_model_and_preparation_step_gets_a_row(tmp_path):
                         "--prep-pairs", "120", "--align-pairs", "60", "--prep-tmp", tmp_path)
     models = {row["model"]: row for row in results["models"]}
     assert set(models) == {"transformer", "dpe", "xlpe-inxl", "xlpe-headxl", "xlpe-combination",
-                           "re-encoder", "re-decoder", "re-both"}, f"models measured: {set(models)}"
+                           "re-encoder", "re-decoder", "re-both", "relpe", "rope", "alibi",
+                           "t5-bias"}, f"models measured: {set(models)}"
     for name, row in models.items():
         assert row["train_ratio"] > 0 and row["decode_ratio"] > 0, f"{name}: {row}"
         assert 0 < row["ceiling"] <= 1, f"{name}: ceiling {row['ceiling']}"

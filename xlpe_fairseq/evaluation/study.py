@@ -115,6 +115,17 @@ def model_flags(name, profile):
         "encoder-free": (["--arch", "transformer", "--encoder-layers", "0"], False),
         "encoder-free-inxl": (["--arch", "transformer_xlpe", "--xlpe-mode", "inxl",
                                "--encoder-layers", "0"], True),
+        # XL PE Table 4: no source positions, then Shaw positions in the decoder
+        "encoder-free-nopos": (["--arch", "transformer_relpe", "--encoder-layers", "0",
+                                "--relative-positions-in", "none",
+                                "--absolute-positions", "decoder"], False),
+        "encoder-free-relpe": (["--arch", "transformer_relpe", "--encoder-layers", "0",
+                                "--relative-positions-in", "decoder",
+                                "--absolute-positions", "decoder"], False),
+        "relpe": (["--arch", "transformer_relpe"], False),
+        "rope": (["--arch", "transformer_rope"], False),
+        "alibi": (["--arch", "transformer_alibi"], False),
+        "t5-bias": (["--arch", "transformer_t5_bias"], False),
     }
     if name not in table:
         raise InputError(f"unknown model {name!r}; known: {', '.join(table)}")
@@ -123,7 +134,8 @@ def model_flags(name, profile):
 
 MODEL_NAMES = ("transformer", "dpe", "re-encoder", "re-decoder", "re-both", "xlpe-inxl",
                "xlpe-headxl", "xlpe-combination", "transformer-deep", "encoder-free",
-               "encoder-free-inxl")
+               "encoder-free-inxl", "encoder-free-nopos", "encoder-free-relpe", "relpe", "rope",
+               "alibi", "t5-bias")
 
 
 class Study:
