@@ -131,6 +131,14 @@ def preorder(tmp):
              str(tmp / "out" / "test.reorder")], not_utf8(source, 3))
 
 
+def preorder_crossfit(tmp):
+    source = text_file(tmp / "train.he", ["a b", "c d", "e f"], bad_line=2)
+    reorder_path = text_file(tmp / "train.reorder", ["1 0", "0 1", "0 1"])
+    return (["--source", source, "--reorder", reorder_path, "--output",
+             str(tmp / "out" / "train.crossfit.reorder"), "--mixed-output",
+             str(tmp / "out" / "train.mixed.reorder")], not_utf8(source, 2))
+
+
 def reorder_score(tmp):
     hypothesis = text_file(tmp / "hyp.reorder", ["0 1", "1 0"], bad_line=2)
     reference = text_file(tmp / "ref.reorder", ["0 1", "1 0"])
@@ -313,6 +321,7 @@ CASES = {
     "xlpe-binarize": [binarize, binarize_source],
     "xlpe-preorder-train": [preorder_train],
     "xlpe-preorder": [preorder],
+    "xlpe-preorder-crossfit": [preorder_crossfit],
     "xlpe-reorder-score": [reorder_score],
     "xlpe-reorder-text": [reorder_text],
     "xlpe-bleu": [bleu, bleu_reference],
