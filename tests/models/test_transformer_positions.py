@@ -13,7 +13,7 @@ from fairseq.sequence_scorer import SequenceScorer
 
 from xlpe_fairseq.modules import PositionalSelfAttention
 
-from models.model_builders import build_model, make_batch
+from models.model_builders import build_model, identity_reorder, make_batch
 
 FAMILIES = ["transformer_relpe", "transformer_rope", "transformer_alibi", "transformer_t5_bias"]
 SCHEMES = {"transformer_relpe": "ShawRelativePositions", "transformer_rope": "RotaryPositions",
@@ -80,16 +80,13 @@ def test_left_padded_source_encodes_as_it_does_alone(family):
                                        msg=f"{family}: padding moved a real token's output")
 
 
-@pytest.mark.parametrize("family", FAMILIES)
-def test_step_by_step_scores_equal_full_sequence_scores(family):
+def assert_step_by_step_scores_equal_full_sequence_scores(model, dictionary, batch):
     """``--score-reference`` (whole target at once) agrees with incremental decoding."""
-    model, task = build(family)
-    dictionary = task.target_dictionary
-    batch = batch_for(task)
     net_input = batch["net_input"]
     with torch.no_grad():
         scored = SequenceScorer(dictionary).generate([model], batch)
-        encoder_out = model.encoder(net_input["src_tokens"], net_input["src_lengths"])
+        encoder_out = model.encoder(**{name: value for name, value in net_input.items()
+                                       if name != "prev_output_tokens"})
         incremental_state = {}
         steps = []
         for t in range(net_input["prev_output_tokens"].size(1)):
@@ -102,6 +99,13 @@ def test_step_by_step_scores_equal_full_sequence_scores(family):
         real = batch["target"][row].ne(dictionary.pad())
         torch.testing.assert_close(hypos[0]["positional_scores"], step_log_probs[row, real],
                                    atol=1e-5, rtol=1e-5)
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_step_by_step_scores_equal_full_sequence_scores(family):
+    model, task = build(family)
+    assert_step_by_step_scores_equal_full_sequence_scores(model, task.target_dictionary,
+                                                          batch_for(task))
 
 
 @pytest.mark.parametrize("family", FAMILIES)
@@ -195,3 +199,45 @@ def test_encoder_free_rows_of_xl_pe_table_4():
     ARCH_CONFIG_REGISTRY["transformer_relpe_encoder_free_wmt_en_de_big"](big)
     assert (big.encoder_layers, big.encoder_embed_dim, big.relative_positions_in) == (
         0, 1024, "decoder")
+
+
+@pytest.mark.parametrize("scheme", ["relpe", "rope", "alibi", "t5_bias"])
+def test_xlpe_inxl_on_top_of_each_scheme(scheme):
+    """InXL only changes the encoder input (Eq. 8): the scheme goes into every self-attention,
+    the input stays X + PE_IN, and the model decodes step by step as it scores."""
+    model, task = build_model("transformer_xlpe_iwslt_de_en", xlpe_mode="inxl",
+                              self_attention_positions=scheme)
+    layers = list(model.encoder.layers) + list(model.decoder.layers)
+    assert all(isinstance(layer.self_attn, PositionalSelfAttention) for layer in layers)
+    plain, _ = build_model("transformer_xlpe_iwslt_de_en", xlpe_mode="inxl")
+    assert set(plain.state_dict()) <= set(model.state_dict()), "fairseq's names must stay"
+    reorder = [[2, 0, 1], [4, 3, 2, 1, 0], [1, 0]]
+    batch = make_batch(task.source_dictionary, SOURCES, TARGETS, reorder)
+    assert_step_by_step_scores_equal_full_sequence_scores(model, task.target_dictionary, batch)
+    with torch.no_grad():
+        monotone = make_batch(task.source_dictionary, SOURCES, TARGETS,
+                              identity_reorder(SOURCES))
+        assert not torch.allclose(model(**batch["net_input"])[0],
+                                  model(**monotone["net_input"])[0]), "PE_XL must still count"
+
+
+@pytest.mark.parametrize("mode", ["headxl", "combination"])
+def test_headxl_with_a_scheme_is_refused(mode):
+    with pytest.raises(ValueError, match="takes --xlpe-mode inxl"):
+        build_model("transformer_xlpe_iwslt_de_en", xlpe_mode=mode, xlpe_heads=1,
+                    self_attention_positions="rope")
+
+
+@pytest.mark.parametrize("scheme", ["relpe", "rope"])
+def test_reordering_embeddings_on_top_of_a_scheme(scheme):
+    model, task = build_model("transformer_reorder_emb_iwslt_de_en",
+                              self_attention_positions=scheme)
+    plain, _ = build_model("transformer_reorder_emb_iwslt_de_en")
+    assert set(plain.state_dict()) <= set(model.state_dict()), "fairseq's names must stay"
+    assert all(isinstance(layer.self_attn, PositionalSelfAttention)
+               for layer in list(model.encoder.layers) + list(model.decoder.layers))
+    assert_step_by_step_scores_equal_full_sequence_scores(model, task.target_dictionary,
+                                                          batch_for(task))
+    with torch.no_grad():
+        assert not torch.allclose(model(**batch_for(task)["net_input"])[0],
+                                  plain(**batch_for(task)["net_input"])[0])

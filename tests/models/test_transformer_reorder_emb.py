@@ -54,7 +54,8 @@ def test_presets():
     iwslt, fairseq_iwslt = Namespace(), Namespace()
     transformer_reorder_emb_iwslt_de_en(iwslt)
     transformer_iwslt_de_en(fairseq_iwslt)
-    assert {k: v for k, v in vars(iwslt).items() if not k.startswith("reorder_emb")} == \
+    added = ("reorder_emb", "self_attention_positions")
+    assert {k: v for k, v in vars(iwslt).items() if not k.startswith(added)} == \
         vars(fairseq_iwslt)
     base, wmt, big = Namespace(), Namespace(), Namespace()
     transformer_reorder_emb(base)

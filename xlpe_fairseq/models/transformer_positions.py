@@ -44,7 +44,7 @@ from ..modules import (
     ShawRelativePositions,
     T5RelativeBias,
 )
-from .transformer_reorder_emb import _wrap_layer
+from .layer_wrapping import wrap_layer
 
 STACKS = ("encoder", "decoder", "both", "none")
 
@@ -108,7 +108,7 @@ class PositionalEncoder(TransformerEncoder):
         if self.make_scheme is None:
             return super().build_encoder_layer(cfg)
         _check_no_xformers(cfg, "encoder")
-        return _wrap_layer(PositionalEncoderLayer(cfg, self.make_scheme, self.return_fc), cfg)
+        return wrap_layer(PositionalEncoderLayer(cfg, self.make_scheme, self.return_fc), cfg)
 
 
 class PositionalDecoder(TransformerDecoder):
@@ -126,7 +126,7 @@ class PositionalDecoder(TransformerDecoder):
         if self.make_scheme is None:
             return super().build_decoder_layer(cfg, no_encoder_attn)
         _check_no_xformers(cfg, "decoder")
-        return _wrap_layer(PositionalDecoderLayer(cfg, self.make_scheme, no_encoder_attn), cfg)
+        return wrap_layer(PositionalDecoderLayer(cfg, self.make_scheme, no_encoder_attn), cfg)
 
 
 class PositionalTransformerModel(TransformerModel):
@@ -144,6 +144,11 @@ class PositionalTransformerModel(TransformerModel):
         parser.add_argument("--absolute-positions", choices=STACKS,
                             help="stack(s) that keep fairseq's absolute positions at their "
                             "input (default none: the scheme alone, as its paper)")
+        cls.add_scheme_args(parser)
+
+    @staticmethod
+    def add_scheme_args(parser):
+        """The options of the model's scheme (none by default)."""
 
     @classmethod
     def scheme_factory(cls, args, num_heads: int, head_dim: int,
@@ -180,9 +185,8 @@ class PositionalTransformerModel(TransformerModel):
 class TransformerRelPEModel(PositionalTransformerModel):
     """Shaw et al. (2018) relative position representations; see the module docstring."""
 
-    @classmethod
-    def add_args(cls, parser):
-        super().add_args(parser)
+    @staticmethod
+    def add_scheme_args(parser):
         parser.add_argument("--max-relative-positions", type=int, metavar="K",
                             help="clipping distance k: distances beyond ±k share a "
                             "representation (Shaw et al. 2018, Eq. 6; default 16)")
@@ -205,9 +209,8 @@ class TransformerRelPEModel(PositionalTransformerModel):
 class TransformerRoPEModel(PositionalTransformerModel):
     """Rotary position embedding (Su et al. 2021); see the module docstring."""
 
-    @classmethod
-    def add_args(cls, parser):
-        super().add_args(parser)
+    @staticmethod
+    def add_scheme_args(parser):
         parser.add_argument("--rotary-base", type=float, metavar="B",
                             help="theta_p = B^(-2p/d) (Su et al. 2021, Eq. 15; default 10000)")
 
@@ -240,9 +243,8 @@ class TransformerT5BiasModel(PositionalTransformerModel):
     """T5's bucketed relative attention bias (Raffel et al. 2020); see the module
     docstring."""
 
-    @classmethod
-    def add_args(cls, parser):
-        super().add_args(parser)
+    @staticmethod
+    def add_scheme_args(parser):
         parser.add_argument("--relative-attention-num-buckets", type=int, metavar="N",
                             help="distance buckets per stack, both directions together in "
                             "the encoder (default 32, as T5)")
@@ -263,22 +265,66 @@ class TransformerT5BiasModel(PositionalTransformerModel):
         return lambda: shared
 
 
-def _defaults(args, **defaults):
-    defaults = {"relative_positions_in": "both", "absolute_positions": "none", **defaults}
+POSITION_MODELS = {
+    "relpe": TransformerRelPEModel,
+    "rope": TransformerRoPEModel,
+    "alibi": TransformerALiBiModel,
+    "t5_bias": TransformerT5BiasModel,
+}
+
+
+def add_self_attention_positions_args(parser):
+    """``--self-attention-positions`` and every scheme's options, for a model of another
+    method (XL PE, REs) that may take a scheme on top."""
+    parser.add_argument("--self-attention-positions", choices=("none",) + tuple(POSITION_MODELS),
+                        help="add this model's positions to every self-attention layer "
+                        "(transformer_relpe, _rope, _alibi, _t5_bias), changing nothing else "
+                        "(default none)")
+    for model in POSITION_MODELS.values():
+        model.add_scheme_args(parser)
+
+
+def self_attention_positions_defaults(args):
+    args.self_attention_positions = getattr(args, "self_attention_positions", "none")
+
+
+def add_self_attention_positions(model, args):
+    """Make every self-attention layer of ``model`` (built by its own method) carry
+    ``--self-attention-positions``' scheme; its weights stay the layer's own."""
+    if args.self_attention_positions == "none":
+        return
+    if args.self_attention_positions not in POSITION_MODELS:
+        raise ValueError(f"--self-attention-positions must be none or one of "
+                         f"{tuple(POSITION_MODELS)}, got {args.self_attention_positions!r}")
+    for scheme_defaults in (_relpe_defaults, _rope_defaults, _t5_defaults):
+        scheme_defaults(args, stacks=False)
+    position_model = POSITION_MODELS[args.self_attention_positions]
+    for side, stack in (("encoder", model.encoder), ("decoder", model.decoder)):
+        heads = getattr(args, f"{side}_attention_heads")
+        make_scheme = position_model.scheme_factory(
+            args, heads, getattr(args, f"{side}_embed_dim") // heads, causal=side == "decoder")
+        for layer in stack.layers:
+            layer.self_attn = PositionalSelfAttention.sharing(layer.self_attn, make_scheme())
+
+
+def _defaults(args, stacks=True, **defaults):
+    if stacks:
+        defaults = {"relative_positions_in": "both", "absolute_positions": "none", **defaults}
     for name, value in defaults.items():
         setattr(args, name, getattr(args, name, value))
 
 
-def _relpe_defaults(args):
-    _defaults(args, max_relative_positions=16, no_relative_values=False)
+def _relpe_defaults(args, stacks=True):
+    _defaults(args, stacks, max_relative_positions=16, no_relative_values=False)
 
 
-def _rope_defaults(args):
-    _defaults(args, rotary_base=10000.0)
+def _rope_defaults(args, stacks=True):
+    _defaults(args, stacks, rotary_base=10000.0)
 
 
-def _t5_defaults(args):
-    _defaults(args, relative_attention_num_buckets=32, relative_attention_max_distance=128)
+def _t5_defaults(args, stacks=True):
+    _defaults(args, stacks, relative_attention_num_buckets=32,
+              relative_attention_max_distance=128)
 
 
 SIZES = {

@@ -23,12 +23,14 @@ left-padded sources keep ``utils.make_positions`` numbering). Choices this modul
   and its residual is H̄ⁿ.
 * ``--reorder-emb-mode additional_pe`` is the paper's control "Additional PEs" (§6.2, Table 1):
   Cⁿ = LN(H̄ⁿ + PE) in the same place, with no W, W̄, V.
+* ``--self-attention-positions relpe|rope|alibi|t5_bias`` adds that scheme
+  (:mod:`.transformer_positions`) to every self-attention layer: REs on top of relative or
+  rotary positions. PE stays at the input and in Eq. 7, which reads it.
 """
 from contextlib import contextmanager
 from typing import Callable, Dict, List, Optional, Tuple
 
 import torch
-from fairseq.distributed import fsdp_wrap
 from fairseq.models import register_model, register_model_architecture
 from fairseq.models.transformer import (
     TransformerDecoder,
@@ -40,12 +42,18 @@ from fairseq.models.transformer import (
     transformer_wmt_en_de_big,
 )
 from fairseq.modules import LayerNorm
-from fairseq.modules.checkpoint_activations import checkpoint_wrapper
 from fairseq.modules.transformer_layer import (
     TransformerDecoderLayerBase,
     TransformerEncoderLayerBase,
 )
 from torch import Tensor, nn
+
+from .layer_wrapping import wrap_layer
+from .transformer_positions import (
+    add_self_attention_positions,
+    add_self_attention_positions_args,
+    self_attention_positions_defaults,
+)
 
 STACKS = ("encoder", "decoder", "both")
 MODES = ("gated", "additional_pe")
@@ -101,14 +109,6 @@ def _reject_unsupported_positions(cfg, side: str, learned_pos: bool):
 def _add_and_norm(layer: nn.Module, x: Tensor, residual: Tensor, layer_norm: nn.Module) -> Tensor:
     """fairseq's post-norm sublayer ending: dropout, residual add, LN."""
     return layer_norm(layer.residual_connection(layer.dropout_module(x), residual))
-
-
-def _wrap_layer(layer: nn.Module, cfg) -> nn.Module:
-    """Activation checkpointing and FSDP wrapping, as fairseq's ``build_*_layer`` do."""
-    if cfg.checkpoint_activations:
-        layer = checkpoint_wrapper(layer, offload_to_cpu=cfg.offload_activations)
-    min_params_to_wrap = cfg.min_params_to_wrap if not cfg.checkpoint_activations else 0
-    return fsdp_wrap(layer, min_num_params=min_params_to_wrap)
 
 
 @contextmanager
@@ -233,7 +233,7 @@ class ReorderEmbEncoder(TransformerEncoder):
         layer = ReorderEmbEncoderLayer(
             cfg, gated=self.args.reorder_emb_mode == "gated", return_fc=self.return_fc
         )
-        return _wrap_layer(layer, cfg)
+        return wrap_layer(layer, cfg)
 
     def forward_scriptable(
         self,
@@ -270,7 +270,7 @@ class ReorderEmbDecoder(TransformerDecoder):
         layer = ReorderEmbDecoderLayer(
             cfg, gated=self.args.reorder_emb_mode == "gated", no_encoder_attn=no_encoder_attn
         )
-        return _wrap_layer(layer, cfg)
+        return wrap_layer(layer, cfg)
 
     def extract_features_scriptable(
         self,
@@ -313,6 +313,7 @@ class TransformerReorderEmbModel(TransformerModel):
                             help="gated: the paper's REs, C = LN(H̄ + PE ⊙ PP) (Eq. 6-9, "
                             "default); additional_pe: the control 'Additional PEs', "
                             "C = LN(H̄ + PE) with no gate parameters (§6.2)")
+        add_self_attention_positions_args(parser)
 
     @classmethod
     def build_model(cls, args, task):
@@ -321,7 +322,9 @@ class TransformerReorderEmbModel(TransformerModel):
             raise ValueError(f"--reorder-emb must be one of {STACKS}")
         if args.reorder_emb_mode not in MODES:
             raise ValueError(f"--reorder-emb-mode must be one of {MODES}")
-        return super().build_model(args, task)
+        model = super().build_model(args, task)
+        add_self_attention_positions(model, args)
+        return model
 
     @classmethod
     def build_encoder(cls, args, src_dict, embed_tokens):
@@ -342,6 +345,7 @@ class TransformerReorderEmbModel(TransformerModel):
 def transformer_reorder_emb(args):
     args.reorder_emb = getattr(args, "reorder_emb", "both")
     args.reorder_emb_mode = getattr(args, "reorder_emb_mode", "gated")
+    self_attention_positions_defaults(args)
     base_architecture(args)
 
 
@@ -350,6 +354,7 @@ def transformer_reorder_emb_iwslt_de_en(args):
     """fairseq's ``transformer_iwslt_de_en`` (the paper has no IWSLT runs)."""
     args.reorder_emb = getattr(args, "reorder_emb", "both")
     args.reorder_emb_mode = getattr(args, "reorder_emb_mode", "gated")
+    self_attention_positions_defaults(args)
     transformer_iwslt_de_en(args)
 
 
@@ -364,4 +369,5 @@ def transformer_reorder_emb_wmt_en_de_big(args):
     """Transformer big + Both REs, Table 1's last row."""
     args.reorder_emb = getattr(args, "reorder_emb", "both")
     args.reorder_emb_mode = getattr(args, "reorder_emb_mode", "gated")
+    self_attention_positions_defaults(args)
     transformer_wmt_en_de_big(args)

@@ -16,13 +16,17 @@ encoder only; the decoder is fairseq's (§4, "we keep the Transformer decoder un
   refers to the original Transformer") and every later layer is unchanged.
 - ``combination`` (Tab. 1 #11, footnote 2): HeadXL with ``PE_XL`` replaced by ``PE_IN``, i.e.
   the XL heads read ``X + PE_IN``. The default, as the best system in Tab. 1-3.
+
+``--self-attention-positions relpe|rope|alibi|t5_bias`` (with ``inxl`` only) adds that scheme
+(:mod:`.transformer_positions`) to every self-attention layer, encoder and decoder: InXL on top
+of relative or rotary positions. HeadXL's first layer has its own attention (Eq. 9-11), so
+``headxl`` and ``combination`` refuse it.
 """
 from typing import Dict, List, Optional
 
 import torch
 import torch.nn.functional as F
 from fairseq import utils
-from fairseq.distributed import fsdp_wrap
 from fairseq.models import register_model, register_model_architecture
 from fairseq.models.transformer import (
     TransformerConfig,
@@ -34,12 +38,17 @@ from fairseq.models.transformer import (
     transformer_wmt_en_de_big,
 )
 from fairseq.modules import MultiheadAttention
-from fairseq.modules.checkpoint_activations import checkpoint_wrapper
 from fairseq.modules.transformer_layer import TransformerEncoderLayerBase
 from torch import Tensor, nn
 
 from ..data.reorder_dataset import ReorderPositionsError
 from ..modules import SinusoidalPositionsAt
+from .layer_wrapping import wrap_layer
+from .transformer_positions import (
+    add_self_attention_positions,
+    add_self_attention_positions_args,
+    self_attention_positions_defaults,
+)
 
 XLPE_MODES = ("inxl", "headxl", "combination")
 
@@ -247,11 +256,7 @@ class XLPEEncoder(TransformerEncoder):
         if self.mode == "inxl":
             return super().build_encoder_layer(args)
         cfg = TransformerConfig.from_namespace(args)
-        layer = HeadXLEncoderLayer(cfg, self.xl_heads, return_fc=self.return_fc)
-        checkpoint = cfg.checkpoint_activations
-        if checkpoint:
-            layer = checkpoint_wrapper(layer, offload_to_cpu=cfg.offload_activations)
-        return fsdp_wrap(layer, min_num_params=cfg.min_params_to_wrap if not checkpoint else 0)
+        return wrap_layer(HeadXLEncoderLayer(cfg, self.xl_heads, return_fc=self.return_fc), cfg)
 
     def forward_xl_embedding(self, src_tokens: Tensor, reorder_positions: Tensor,
                              token_embedding: Optional[Tensor] = None):
@@ -361,11 +366,20 @@ class TransformerXLPEModel(TransformerModel):
                             help="tau, the number of first-layer encoder heads that read the "
                             "XL input in headxl and combination modes, 0 <= tau <= heads "
                             "(paper's best: 4 of 16, Fig. 3; default 4)")
+        add_self_attention_positions_args(parser)
 
     @classmethod
     def build_model(cls, args, task):
         transformer_xlpe(args)
-        return super().build_model(args, task)
+        if args.self_attention_positions != "none" and args.xlpe_mode != "inxl":
+            raise ValueError(
+                f"--self-attention-positions {args.self_attention_positions} takes "
+                f"--xlpe-mode inxl: {args.xlpe_mode} splits the first encoder layer's heads "
+                "between two inputs in its own attention (Eq. 9-11), which has no place for "
+                "relative positions; InXL only changes the encoder input (Eq. 8)")
+        model = super().build_model(args, task)
+        add_self_attention_positions(model, args)
+        return model
 
     @classmethod
     def build_encoder(cls, args, src_dict, embed_tokens):
@@ -392,6 +406,7 @@ class TransformerXLPEModel(TransformerModel):
 def _xlpe_defaults(args, xlpe_heads=4):
     args.xlpe_mode = getattr(args, "xlpe_mode", "combination")
     args.xlpe_heads = getattr(args, "xlpe_heads", xlpe_heads)
+    self_attention_positions_defaults(args)
 
 
 @register_model_architecture("transformer_xlpe", "transformer_xlpe")

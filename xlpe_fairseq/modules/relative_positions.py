@@ -197,6 +197,18 @@ class PositionalSelfAttention(MultiheadAttention):
             raise ValueError("relative positions apply to plain self-attention only")
         self.relative_positions = relative_positions
 
+    @classmethod
+    def sharing(cls, attention: MultiheadAttention,
+                relative_positions: RelativePositionScheme) -> "PositionalSelfAttention":
+        """``attention`` (a layer's fairseq self-attention) with relative positions: its
+        projections are shared, not copied, so parameter names and values stay as they were."""
+        positional = cls(attention.embed_dim, attention.num_heads,
+                         dropout=attention.dropout_module.p, self_attention=True,
+                         relative_positions=relative_positions)
+        for name in ("q_proj", "k_proj", "v_proj", "out_proj"):
+            setattr(positional, name, getattr(attention, name))
+        return positional
+
     def forward(self, query: Tensor, key: Optional[Tensor], value: Optional[Tensor],
                 key_padding_mask: Optional[Tensor] = None,
                 incremental_state: Optional[Dict[str, Dict[str, Optional[Tensor]]]] = None,
