@@ -81,3 +81,22 @@ def test_encoder_free_inxl_uses_the_reorder_positions_and_trains():
 def test_headxl_without_encoder_layers_is_refused(mode):
     with pytest.raises(ValueError, match="an encoder-free model takes --xlpe-mode inxl"):
         build_preset("transformer_xlpe_encoder_free_iwslt_de_en", xlpe_mode=mode, xlpe_heads=1)
+
+
+def test_lstm_preset_is_xl_pe_table_4s_lstm_and_translates():
+    preset = Namespace()
+    ARCH_CONFIG_REGISTRY["lstm_6l_wmt_en_de"](preset)
+    assert (preset.encoder_layers, preset.decoder_layers, preset.encoder_hidden_size,
+            preset.decoder_hidden_size, preset.encoder_embed_dim) == (6, 6, 1024, 1024, 1024)
+    small = dict(encoder_embed_dim=16, decoder_embed_dim=16, encoder_hidden_size=16,
+                 decoder_hidden_size=16, decoder_out_embed_dim=16, encoder_layers=2,
+                 decoder_layers=2)
+    # fairseq's LSTM reads the criterion's name (adaptive softmax or not)
+    args = Namespace(arch="lstm_6l_wmt_en_de", criterion="label_smoothed_cross_entropy",
+                     **small)
+    ARCH_CONFIG_REGISTRY["lstm_6l_wmt_en_de"](args)
+    task = make_task()
+    model = ARCH_MODEL_REGISTRY["lstm_6l_wmt_en_de"].build_model(args, task).eval()
+    batch = make_batch(task.source_dictionary, SOURCES, TARGETS)
+    logits, _ = model(**batch["net_input"])
+    assert logits.shape[:2] == batch["target"].shape

@@ -9,10 +9,17 @@
   the "+ InXL PE" row (InXL acts at the embedding, so it needs no encoder layer; HeadXL does).
   ``*_wmt_en_de_big`` is the paper's size ("BIG-noEnc"), ``*_iwslt_de_en`` a small one.
 
+* The LSTM of XL PE Table 4 ("LSTM (6 layers)", hidden size 1024, §4.4), on fairseq's
+  ``lstm``: ``lstm_6l_wmt_en_de``. The paper gives no more; the rest is fairseq's
+  ``lstm_luong_wmt_en_de`` (unidirectional encoder, attention, no output dropout).
+* "noEnc-noPos" and "+ Relative PE" of XL PE Table 4 live with the relative positions, in
+  :mod:`.transformer_positions`.
+
 The two-pass Transformer of Zheng et al. (2021, §3.1) is two plain Transformers and data:
 ``xlpe-reorder-text`` and ``examples/two_pass.sh``.
 """
 from fairseq.models import register_model_architecture
+from fairseq.models.lstm import lstm_luong_wmt_en_de
 from fairseq.models.transformer import (
     transformer_iwslt_de_en,
     transformer_wmt_en_de,
@@ -64,3 +71,13 @@ def transformer_xlpe_encoder_free_wmt_en_de_big(args):
     args.encoder_layers = getattr(args, "encoder_layers", 0)
     args.xlpe_mode = getattr(args, "xlpe_mode", "inxl")
     transformer_xlpe_wmt_en_de_big(args)
+
+
+@register_model_architecture("lstm", "lstm_6l_wmt_en_de")
+def lstm_6l_wmt_en_de(args):
+    """6 encoder and 6 decoder LSTM layers of 1024 units (XL PE paper, Table 4, "LSTM")."""
+    for side in ("encoder", "decoder"):
+        for name, value in (("embed_dim", 1024), ("hidden_size", 1024), ("layers", 6)):
+            setattr(args, f"{side}_{name}", getattr(args, f"{side}_{name}", value))
+    args.decoder_out_embed_dim = getattr(args, "decoder_out_embed_dim", 1024)
+    lstm_luong_wmt_en_de(args)
