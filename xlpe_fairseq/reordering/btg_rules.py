@@ -128,17 +128,11 @@ def _word_keys(word_of, sources, targets, rules):
     distinct target positions (the union of its pieces' links); an unaligned word takes the key
     of the next aligned word, or at the end of the sentence of the last one."""
     n_words = word_of[-1] + 1 if word_of else 0
-    # distinct (word, target) links, each coded as the int target << shift | word (hashing ints
-    # is cheaper than tuples)
-    shift = n_words.bit_length()
-    links = set(map(operator.or_, map(operator.lshift, targets, itertools.repeat(shift)),
-                    map(word_of.__getitem__, sources)))
-    word_mask = (1 << shift) - 1
+    links = set(zip(map(word_of.__getitem__, sources), targets))  # distinct (word, target)
     sums = [0] * n_words
     counts = [0] * n_words
-    for link in links:
-        w = link & word_mask
-        sums[w] += link >> shift
+    for w, j in links:
+        sums[w] += j
         counts[w] += 1
     n_aligned = n_words - counts.count(0)
     if n_words < len(word_of) and len(set(sources)) > n_aligned:
