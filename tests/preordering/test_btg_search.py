@@ -4,7 +4,7 @@ import random
 
 import torch
 
-from xlpe_fairseq.preordering.btg_search import btg_search, quantize_scores
+from xlpe_fairseq.preordering.btg_search import btg_search, quantize_scores, word_units
 from xlpe_fairseq.reordering.btg_rules import is_btg_reachable
 
 
@@ -14,6 +14,16 @@ def inversion_gain(positions, scores):
     n = len(positions)
     return sum(gain[i][j] for i in range(n) for j in range(i + 1, n)
                if positions[i] > positions[j])
+
+
+def expand(word_positions, words):
+    """Token positions when each word's tokens follow each other in the word order."""
+    order = [t for w in sorted(range(len(words)), key=word_positions.__getitem__)
+             for t in words[w]]
+    positions = [0] * len(order)
+    for rank, token in enumerate(order):
+        positions[token] = rank
+    return positions
 
 
 def test_finds_the_best_btg_permutation_by_exhaustive_search():
@@ -52,3 +62,23 @@ def test_padding_and_batch_neighbours_do_not_change_a_sentence():
         alone = btg_search(scores[b:b + 1, :n, :n], [n])[0]
         assert together[b] == alone, f"sentence {b} differs when batched"
         assert sorted(alone) == list(range(n))
+
+
+def test_word_pieces_move_as_a_block_and_the_best_word_order_is_found():
+    tokens = ["a@@", "b", "c", "d@@", "e@@", "f", "g"]
+    units = word_units(tokens)
+    assert units == [0, 0, 1, 2, 2, 2, 3]
+    rng = random.Random(2)
+    words = [[0, 1], [2], [3, 4, 5], [6]]
+    for _ in range(20):
+        scores = torch.tensor([[rng.gauss(0, 2) for _ in range(7)] for _ in range(7)])
+        found = btg_search(scores.unsqueeze(0), [7], units=[units])[0]
+        order = sorted(range(7), key=found.__getitem__)
+        word_order = []
+        for token in order:
+            if units[token] not in word_order:
+                word_order.append(units[token])
+        assert order == [t for u in word_order for t in words[u]], f"a word split: {order}"
+        best = max(inversion_gain(expand(p, words), scores)
+                   for p in itertools.permutations(range(4)) if is_btg_reachable(list(p)))
+        assert abs(inversion_gain(found, scores) - best) < 1e-9

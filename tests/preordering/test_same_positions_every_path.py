@@ -15,6 +15,8 @@ from fairseq import options, tasks
 from fairseq.dataclass.utils import convert_namespace_to_omegaconf
 
 from synthetic_corpus import write_corpus
+# registers the plugin for the parser, even where another test imported xlpe_fairseq first
+from xlpe_fairseq import criterions, models, tasks as plugin_tasks  # noqa: F401
 from xlpe_fairseq.evaluation.attention_alignment import load_model
 from xlpe_fairseq.preordering import predict
 from xlpe_fairseq.preordering.corpus import read_tokens

@@ -28,20 +28,65 @@ def quantize_scores(scores):
     return torch.round(scores.double() * SCORE_SCALE) / SCORE_SCALE
 
 
-def btg_search(scores, lengths, penalty=0.0):
+def word_units(tokens):
+    """Word index of each BPE token: a piece ending in ``@@`` belongs to the next token's word."""
+    units = []
+    word = 0
+    for token in tokens:
+        units.append(word)
+        if not token.endswith("@@"):
+            word += 1
+    return units
+
+
+def btg_search(scores, lengths, penalty=0.0, units=None):
     """Best BTG-consistent positions for each sentence of a batch.
 
     ``scores`` (batch, time, time): ``scores[b, i, j]`` for ``i < j < lengths[b]`` is the
     log-odds that token i precedes token j in the target order (other entries are ignored).
-    Returns one position list (a permutation of ``range(lengths[b])``) per sentence.
+    ``units`` (optional, one list per sentence, e.g. ``word_units``): non-decreasing unit
+    index of each token; the tokens of a unit then move as a block in source order (the
+    search runs over units with the summed scores of their token pairs), as the BPE pieces
+    of a word do in the BTG oracle. Returns one position list (a permutation of
+    ``range(lengths[b])``) per sentence.
     """
     lengths = [int(n) for n in lengths]
-    batch, time = scores.shape[0], scores.shape[1]
-    device = scores.device
-    if time < 2:
-        return [list(range(n)) for n in lengths]
     # inversion gain of each pair: -s_ij above the diagonal, nothing elsewhere
     gain = torch.triu(-quantize_scores(scores), diagonal=1)
+    if units is None:
+        return _cky(gain, lengths, penalty)
+    units = [list(u[:n]) for u, n in zip(units, lengths)]
+    unit_counts = [u[-1] + 1 if u else 0 for u in units]
+    membership = torch.zeros(gain.shape[0], gain.shape[1], max(unit_counts + [1]),
+                             dtype=gain.dtype, device=gain.device)
+    for b, u in enumerate(units):
+        membership[b, torch.arange(len(u)), torch.tensor(u, dtype=torch.long)] = 1.0
+    unit_gain = torch.triu(membership.transpose(1, 2) @ gain @ membership, diagonal=1)
+    return [_expand(unit_positions, u)
+            for unit_positions, u in zip(_cky(unit_gain, unit_counts, penalty), units)]
+
+
+def _expand(unit_positions, units):
+    """Token positions from unit positions: each unit's tokens in a row, in source order."""
+    tokens_of = [[] for _ in unit_positions]
+    for token, unit in enumerate(units):
+        tokens_of[unit].append(token)
+    positions = [0] * len(units)
+    rank = 0
+    for unit in sorted(range(len(unit_positions)), key=unit_positions.__getitem__):
+        for token in tokens_of[unit]:
+            positions[token] = rank
+            rank += 1
+    return positions
+
+
+def _cky(gain, lengths, penalty):
+    """Positions of the best BTG tree of each sentence under pair inversion gains (upper
+    triangle of ``gain`` (batch, time, time), float64)."""
+    batch, time = gain.shape[0], gain.shape[1]
+    device = gain.device
+    if time < 2:
+        return [list(range(n)) for n in lengths]
     prefix = torch.zeros(batch, time + 1, time + 1, dtype=torch.float64, device=device)
     prefix[:, 1:, 1:] = gain.cumsum(1).cumsum(2)
     best = torch.zeros(batch, time + 1, time + 1, dtype=torch.float64, device=device)

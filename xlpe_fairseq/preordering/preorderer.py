@@ -13,7 +13,7 @@ import os
 import torch
 
 from ..preprocessing.io_utils import InputError, atomic_output
-from .btg_search import btg_search
+from .btg_search import btg_search, word_units
 from .model import PairwiseOrderScorer
 from .vocabulary import Vocabulary
 
@@ -24,6 +24,8 @@ CHECKPOINT_VERSION = 2
 
 class Preorderer:
     """Predicts target-ordered source positions from source BPE tokens alone.
+
+    The BPE pieces of a word (``@@``-marked) move as a block, as in the BTG oracle.
 
     ``inversion_penalty`` is charged per inverted BTG node in the search (``btg_search``);
     training tunes it on the validation set.
@@ -112,7 +114,8 @@ class Preorderer:
             for batch in length_batches([len(s) for s in sentences], max_tokens):
                 tokens, lengths = self.encode_batch([sentences[k] for k in batch])
                 scores = self.scorer(tokens, lengths)
-                predictions = btg_search(scores, lengths, self.inversion_penalty)
+                predictions = btg_search(scores, lengths, self.inversion_penalty,
+                                         [word_units(sentences[k]) for k in batch])
                 for k, positions in zip(batch, predictions):
                     results[k] = positions
         finally:
