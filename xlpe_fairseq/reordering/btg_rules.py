@@ -157,22 +157,27 @@ def _word_keys(word_of, sources, targets, rules):
 
 def is_btg_reachable(positions):
     """Whether ``positions`` (a permutation) is yielded by some BTG tree, i.e. avoids 2413/3142."""
-    lows = []
-    highs = []
+    stack = []  # the items below the top one, as (low, high); a sentinel at the bottom
+    low = high = -2  # the top item's target range
     for p in positions:
-        low = high = p
-        while lows:
-            if highs[-1] + 1 == low:
-                low = lows.pop()
-                highs.pop()
-            elif high + 1 == lows[-1]:
-                lows.pop()
-                high = highs.pop()
+        if high + 1 == p:  # straight merge with the top item
+            high = p
+        elif p + 1 == low:  # inverted merge
+            low = p
+        else:
+            stack.append((low, high))
+            low = high = p
+            continue
+        while stack:
+            below_low, below_high = stack[-1]
+            if below_high + 1 == low:
+                low = below_low
+            elif high + 1 == below_low:
+                high = below_high
             else:
                 break
-        lows.append(low)
-        highs.append(high)
-    return len(lows) <= 1
+            stack.pop()
+    return len(stack) <= 1
 
 
 def make_btg_reachable(positions):
