@@ -14,10 +14,12 @@ from synthetic_corpus import write_corpus
 from test_cli_end_to_end import TINY_MODEL, binarize_positions, run
 from xlpe_fairseq.evaluation.compare import sentence_statistics
 from xlpe_fairseq.evaluation.study import (
+    MODEL_NAMES,
     PROFILES,
     Study,
     build_parser,
     seed_bootstrap,
+    model_flags,
     validation_curve,
     verdict,
 )
@@ -157,3 +159,18 @@ def test_cpu_demo_profile_is_the_demo_settings():
         del shell[k:k + 2]
     assert PROFILES["cpu-demo"]["settings"] == shell, \
         "xlpe-study's cpu-demo profile drifted from examples/demo_settings.sh"
+
+
+@pytest.mark.parametrize("model", MODEL_NAMES)
+def test_every_model_name_is_a_command_line_fairseq_accepts(model):
+    """A typo in a model's flags fails here, not after the first runs of a study."""
+    from fairseq import options
+
+    from xlpe_fairseq import criterions, models, tasks  # noqa: F401  (registers the plugin)
+
+    profile = PROFILES["cpu-demo"]
+    flags, _ = model_flags(model, profile)
+    parser = options.get_training_parser()
+    args = options.parse_args_and_arch(parser, ["data-bin", "--task", "translation_reorder",
+                                                *profile["settings"], *flags])
+    assert args.arch == flags[flags.index("--arch") + 1]
