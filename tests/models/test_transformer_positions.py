@@ -241,3 +241,20 @@ def test_reordering_embeddings_on_top_of_a_scheme(scheme):
     with torch.no_grad():
         assert not torch.allclose(model(**batch_for(task)["net_input"])[0],
                                   plain(**batch_for(task)["net_input"])[0])
+
+
+def test_activation_checkpointing_gives_identical_outputs_and_gradients():
+    def loss_and_grads(model, batch):
+        model.train()
+        logits, _ = model(**batch["net_input"])
+        torch.nn.functional.cross_entropy(logits.transpose(1, 2), batch["target"]).backward()
+        return logits, {name: p.grad for name, p in model.named_parameters()}
+
+    plain, task = build("transformer_relpe")
+    checkpointed, _ = build("transformer_relpe", checkpoint_activations=True)
+    assert hasattr(checkpointed.encoder.layers[0], "precheckpoint_forward")
+    batch = batch_for(task)
+    expected_logits, expected_grads = loss_and_grads(plain, batch)
+    logits, grads = loss_and_grads(checkpointed, batch)
+    torch.testing.assert_close(logits, expected_logits, atol=0, rtol=0)
+    torch.testing.assert_close(grads, expected_grads, atol=0, rtol=0)
