@@ -98,6 +98,10 @@ def test_without_a_scheme_positional_attention_is_fairseqs():
     actual, weights = attn(x, x, x, key_padding_mask=padding)
     torch.testing.assert_close(actual, expected, atol=1e-6, rtol=1e-5)
     torch.testing.assert_close(weights, expected_weights, atol=1e-6, rtol=1e-5)
+    fused, no_weights = attn(x, x, x, key_padding_mask=padding, need_weights=False)
+    assert no_weights is None
+    torch.testing.assert_close(fused, expected, atol=1e-6, rtol=1e-5,
+                               msg="torch's fused kernel must give the explicit scores' result")
     cache, expected_cache = {}, {}
     for t in range(4):
         step, _ = attn(x[t:t + 1], None, None, incremental_state=cache)

@@ -27,6 +27,7 @@ import math
 from typing import Dict, Optional, Tuple
 
 import torch
+import torch.nn.functional as F
 from fairseq import utils
 from fairseq.modules import MultiheadAttention
 from torch import Tensor, nn
@@ -41,6 +42,9 @@ def relative_distances(query_len: int, key_len: int, device=None) -> Tensor:
 
 class RelativePositionScheme(nn.Module):
     """What a scheme may change; the defaults change nothing (plain scaled dot product)."""
+
+    # whether value_term may return a tensor (else attention can use torch's fused kernel)
+    has_value_term = False
 
     def rotate(self, q: Tensor, k: Tensor, offset: int) -> Tuple[Tensor, Tensor]:
         """Queries and new keys, both ``(B, H, T, d)`` at positions ``offset + t``, before the
@@ -74,6 +78,7 @@ class ShawRelativePositions(RelativePositionScheme):
         rows = 2 * max_relative_positions + 1
         self.relative_keys = nn.Embedding(rows, head_dim)
         self.relative_values = nn.Embedding(rows, head_dim) if values else None
+        self.has_value_term = values
         # Shaw et al. give no initialisation; fairseq's for its attention projections
         for table in (self.relative_keys, self.relative_values):
             if table is not None:
@@ -248,15 +253,25 @@ class PositionalSelfAttention(MultiheadAttention):
             self._set_input_buffer(incremental_state, saved_state)
         src_len = k.size(2)
 
-        scores = torch.matmul(q, k.transpose(2, 3))  # (B, H, T, S)
         bias = self.relative_positions.score_bias(q, src_len)
+        if attn_mask is not None:
+            bias = attn_mask if bias is None else bias + attn_mask
+        if key_padding_mask is not None:
+            padding = torch.zeros(key_padding_mask.shape, dtype=q.dtype, device=q.device)
+            padding = padding.masked_fill_(key_padding_mask.to(torch.bool), float("-inf"))
+            padding = padding[:, None, None, :]
+            bias = padding if bias is None else bias + padding
+        if not need_weights and not self.relative_positions.has_value_term:
+            # torch's fused kernel, as fairseq's own attention takes when no weights are asked
+            dropout_p = (self.dropout_module.p if self.training
+                         or self.dropout_module.apply_during_inference else 0.0)
+            attn = F.scaled_dot_product_attention(q, k, v, attn_mask=bias, dropout_p=dropout_p,
+                                                  scale=1.0)
+            return self.out_proj(attn.permute(2, 0, 1, 3).reshape(tgt_len, bsz, embed_dim)), None
+
+        scores = torch.matmul(q, k.transpose(2, 3))  # (B, H, T, S)
         if bias is not None:
             scores = scores + bias
-        if attn_mask is not None:
-            scores = scores + attn_mask
-        if key_padding_mask is not None:
-            scores = scores.masked_fill(key_padding_mask[:, None, None, :].to(torch.bool),
-                                        float("-inf"))
         weights_float = utils.softmax(scores, dim=-1)
         probs = self.dropout_module(weights_float.type_as(scores))
         attn = torch.matmul(probs, v)
