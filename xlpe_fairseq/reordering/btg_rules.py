@@ -250,7 +250,7 @@ def _force_cheapest_merge(items):
     items = items[:k] + [merged] + items[k + 2:]
 
     next_low = 0
-    for item in sorted(items, key=lambda item: item.low):
+    for item in sorted(items, key=operator.attrgetter("low")):
         item.low = next_low
         next_low += len(item.order)
         item.high = next_low - 1
