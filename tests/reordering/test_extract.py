@@ -1,7 +1,13 @@
 """xlpe-reorder: streaming extraction and its input checks."""
 import pytest
 
-from xlpe_fairseq.reordering.extract import METHODS, extract_file, main
+from xlpe_fairseq.reordering.extract import (
+    METHODS,
+    extract_file,
+    main,
+    parse_link_columns,
+    parse_links,
+)
 from xlpe_fairseq.preprocessing.io_utils import InputError
 
 
@@ -45,6 +51,20 @@ def test_malformed_link(corpus):
     align = write(tmp_path / "train.align", ["0-0", "0:1", "0-0"])
     with pytest.raises(InputError, match=r"train.align line 2 .*'0:1' is not of the form i-j"):
         extract_file("dpe", src, tgt, align, str(tmp_path / "out"), 1, 100)
+
+
+@pytest.mark.parametrize("text", ["0-2 1-1 2-0 2-3", "12-0", "0-1\t1-0", " 0-0  1-1 ", ""])
+def test_link_columns_are_the_parsed_links(text):
+    sources, targets = parse_link_columns(text, 13, 4)
+    assert list(zip(sources, targets)) == parse_links(text, 13, 4), (text, sources, targets)
+
+
+@pytest.mark.parametrize("text,message", [("0-0 3-1", "'3-1' is out of range"),
+                                          ("0-0 1-4", "'1-4' is out of range"),
+                                          ("0-1-1", "'0-1-1' is not of the form")])
+def test_link_columns_reject_what_parse_links_rejects(text, message):
+    with pytest.raises(InputError, match=message):
+        parse_link_columns(text, 3, 4)
 
 
 def test_mismatched_line_counts_exit_with_message(corpus, capsys):

@@ -65,8 +65,15 @@ def btg_positions(source_tokens, links):
 def btg_positions_with_stats(source_tokens, links):
     """Like :func:`btg_positions`, also returning the set of rule names (see ``RULE_NAMES``)
     that changed something in this sentence."""
+    sources, targets = zip(*links) if links else ((), ())
+    return btg_positions_of_columns(source_tokens, sources, targets)
+
+
+def btg_positions_of_columns(source_tokens, sources, targets):
+    """Like :func:`btg_positions_with_stats`, the links given as two columns: link ``k`` is
+    ``sources[k]-targets[k]`` (xlpe-reorder parses them so, without building the pairs)."""
     n_src = len(source_tokens)
-    sources, targets = _checked_columns(links, n_src)
+    _check_columns(sources, targets, n_src)
     rules = set()
     word_of = words(source_tokens)
     keys = _word_keys(word_of, sources, targets, rules)
@@ -109,18 +116,14 @@ def _repaired_over_units(positions, keys):
     return repaired
 
 
-def _checked_columns(links, n_src):
-    """The source and the target indices of ``links``, checked against the sentence."""
-    if not links:
-        return (), ()
-    sources, targets = zip(*links)
-    if min(sources) < 0 or max(sources) >= n_src or min(targets) < 0:
-        for i, j in links:
+def _check_columns(sources, targets, n_src):
+    """Raise ValueError, naming the first bad link, if a link lies outside the sentence."""
+    if sources and (min(sources) < 0 or max(sources) >= n_src or min(targets) < 0):
+        for i, j in zip(sources, targets):
             if not 0 <= i < n_src:
                 raise ValueError(f"link {i}-{j}: source index {i} is out of range 0..{n_src - 1}")
             if j < 0:
                 raise ValueError(f"link {i}-{j}: target index {j} is negative")
-    return sources, targets
 
 
 def _word_keys(word_of, sources, targets, rules):

@@ -9,6 +9,7 @@ consistent with the alignment, for XL PE, Ding et al. 2020); others register the
 import argparse
 import collections
 import functools
+import re
 import sys
 
 from ..preprocessing.io_utils import (
@@ -21,12 +22,17 @@ from ..preprocessing.io_utils import (
     read_parallel_chunks,
     run_command,
 )
-from .btg_rules import RULE_NAMES, btg_positions, btg_positions_with_stats
+from .btg_rules import RULE_NAMES, btg_positions, btg_positions_of_columns
 from .dpe_rules import UNALIGNED_CHOICES, UNALIGNED_KEEP, alignment_cases, dpe_positions
 
 # method name -> function(n_src, links) -> positions (a permutation of range(n_src)); btg takes
 # the source tokens instead of n_src (it moves the BPE pieces of a word together)
 METHODS = {"dpe": dpe_positions, "btg": btg_positions}
+
+
+# what the aligners write: i-j links separated by single spaces; other lines take the
+# field-by-field path, which also names the first bad link
+CANONICAL_LINKS = re.compile(r"[0-9]+-[0-9]+(?: [0-9]+-[0-9]+)*")
 
 
 def parse_links(text, n_src, n_tgt):
@@ -46,18 +52,22 @@ def parse_links(text, n_src, n_tgt):
     return links
 
 
-def add_positions_and_cases(method, source_tokens, links, cases, unaligned=UNALIGNED_KEEP):
-    """Positions of one sentence; adds its counts to ``cases`` (see format_cases).
+def parse_link_columns(text, n_src, n_tgt):
+    """Like :func:`parse_links`, as two lists: the source and the target index of each link."""
+    if CANONICAL_LINKS.fullmatch(text):
+        # the numbers in C-level passes, no (i, j) tuple built: btg wants the columns
+        numbers = list(map(int, text.replace("-", " ").split(" ")))
+        sources, targets = numbers[::2], numbers[1::2]
+        if max(sources) < n_src and max(targets) < n_tgt:
+            return sources, targets
+    links = parse_links(text, n_src, n_tgt)  # names the first bad link
+    return [i for i, _ in links], [j for _, j in links]
 
-    btg counts the sentence once under each BTG rule that changed it; every other method
-    counts source tokens by DPE alignment case. ``unaligned`` is dpe's keep/skip choice.
+
+def add_positions_and_cases(method, n_src, links, cases, unaligned=UNALIGNED_KEEP):
+    """Positions of one sentence by a method other than btg; adds its source tokens, by DPE
+    alignment case, to ``cases`` (see format_cases). ``unaligned`` is dpe's keep/skip choice.
     """
-    n_src = len(source_tokens)
-    if method == "btg":
-        positions, rules = btg_positions_with_stats(source_tokens, links)
-        cases.update(rules)
-        cases["tokens"] += n_src
-        return positions
     cases.update(alignment_cases(n_src, links))
     if method == "dpe":
         return dpe_positions(n_src, links, unaligned)
@@ -71,16 +81,27 @@ def extract_chunk(chunk, method, paths, unaligned=UNALIGNED_KEEP):
     source_path, target_path, alignment_path = paths
     lines = []
     cases = collections.Counter()
+    fired_rules = []  # btg: the rules each sentence fired, counted once for the chunk
+    n_tokens = 0
     for offset, (source, target, alignment) in enumerate(rows):
         source_tokens = source.split()
         n_src, n_tgt = len(source_tokens), len(target.split())
         try:
-            links = parse_links(alignment, n_src, n_tgt)
+            sources, targets = parse_link_columns(alignment, n_src, n_tgt)
         except InputError as error:
             raise InputError(f"{alignment_path} line {first_lineno + offset} "
                              f"(sources {source_path}, {target_path}): {error}") from None
-        positions = add_positions_and_cases(method, source_tokens, links, cases, unaligned)
+        if method == "btg":
+            positions, rules = btg_positions_of_columns(source_tokens, sources, targets)
+            fired_rules.extend(rules)
+            n_tokens += n_src
+        else:
+            positions = add_positions_and_cases(method, n_src, list(zip(sources, targets)),
+                                                cases, unaligned)
         lines.append(" ".join(map(str, positions)))
+    if method == "btg":  # btg counts each sentence once under each rule that changed it
+        cases.update(fired_rules)
+        cases["tokens"] = n_tokens
     lines.append("")
     return "\n".join(lines), len(rows), cases
 
