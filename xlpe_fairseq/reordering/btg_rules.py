@@ -102,7 +102,7 @@ def _repaired_over_units(positions, keys):
     """The greedy BTG repair of ``positions`` over units, runs of pieces with one key (a word
     with the unaligned words attached to it, or adjacent words on the same targets)."""
     firsts = [0]
-    firsts.extend(i for i in range(1, len(keys)) if keys[i] != keys[i - 1])
+    firsts.extend(itertools.compress(range(1, len(keys)), map(operator.ne, keys[1:], keys)))
     first_positions = list(map(positions.__getitem__, firsts))
     by_rank = sorted(range(len(firsts)), key=first_positions.__getitem__)
     unit_positions = sorted(range(len(firsts)), key=by_rank.__getitem__)
@@ -217,17 +217,20 @@ class _Item:
 
 
 def _reduce(items):
-    """Shift-reduce over ``items`` (in source order), merging target-adjacent neighbours."""
+    """Shift-reduce over ``items`` (in source order), merging target-adjacent neighbours.
+
+    Merges grow one of the two items in place (``items`` is not used after)."""
     stack = []
     for item in items:
         while stack:
             top = stack[-1]
-            if top.high + 1 == item.low:
+            if top.high + 1 == item.low:  # straight: the item joins the top one
                 top.order.extend(item.order)
-                item = _Item(top.low, item.high, top.order)
-            elif item.high + 1 == top.low:
+                top.high = item.high
+                item = top
+            elif item.high + 1 == top.low:  # inverted: the top item joins this one
                 item.order.extend(top.order)
-                item = _Item(item.low, top.high, item.order)
+                item.high = top.high
             else:
                 break
             stack.pop()
