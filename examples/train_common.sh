@@ -57,7 +57,8 @@ default_schedule() {
     case $model in
         re-*) echo re ;;
         xlpe | encoder-free*) echo xlpe ;;
-        transformer) [[ $size == big ]] && echo xlpe || echo dpe ;;
+        # the position baselines compare with the Transformer on its schedule
+        transformer | relpe | rope | alibi | t5-bias) [[ $size == big ]] && echo xlpe || echo dpe ;;
         *) echo dpe ;;
     esac
 }
