@@ -111,7 +111,14 @@ def paired_bootstrap(metric, baseline_stats, system_stats, resample_counts):
         corpus_score(metric, system) - corpus_score(metric, baseline)
         for system, baseline in zip(resample_counts @ system_stats, resample_counts @ baseline_stats)
     ])
-    # ties count against the observed direction, so identical systems get p = 1
+    return two_sided_p(observed, differences)
+
+
+def two_sided_p(observed, differences):
+    """Bootstrap p-value: twice the share of resampled differences not on the observed side.
+
+    Ties count against the observed direction, so identical systems get p = 1.
+    """
     if observed > 0:
         against = np.sum(differences <= 0)
     elif observed < 0:

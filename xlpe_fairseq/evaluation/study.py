@@ -44,7 +44,14 @@ from ..preprocessing.io_utils import (
     run_command,
 )
 from .bleu import detokenize, score
-from .compare import USER_DIR, corpus_score, generate, parameter_count, sentence_statistics
+from .compare import (
+    USER_DIR,
+    corpus_score,
+    generate,
+    parameter_count,
+    sentence_statistics,
+    two_sided_p,
+)
 from .curves import plot_curves
 from .generate_output import IncompleteGenerationError, read_hypotheses
 
@@ -307,15 +314,9 @@ def seed_bootstrap(metric, baseline_stats, system_stats, samples, rng):
     differences = system[rows, pick_system].mean(1) - baseline[rows, pick_baseline].mean(1)
     observed = (np.mean([corpus_score(metric, s.sum(0)) for s in system_stats])
                 - np.mean([corpus_score(metric, s.sum(0)) for s in baseline_stats]))
-    if observed > 0:
-        against = np.sum(differences <= 0)
-    elif observed < 0:
-        against = np.sum(differences >= 0)
-    else:
-        against = len(differences)
     low, high = np.percentile(differences, [2.5, 97.5])
     return {"delta": float(observed), "low": float(low), "high": float(high),
-            "p": min(1.0, 2 * (against + 1) / (samples + 1))}
+            "p": two_sided_p(observed, differences)}
 
 
 def verdict(comparison, alpha=0.05):
