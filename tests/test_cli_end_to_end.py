@@ -78,16 +78,21 @@ def linked_data_bin(data_bin, destination, keep=lambda name: True):
     return destination
 
 
-@pytest.fixture(scope="module")
-def data_bin(tmp_path_factory):
-    root = tmp_path_factory.mktemp("e2e")
-    raw = write_corpus(root / "raw", sizes={"train": 300, "valid": 20, "test": 20})
+def binarized_corpus(root, sizes):
+    """The synthetic corpus under ``root/raw`` and its data-bin with training positions."""
+    raw = write_corpus(root / "raw", sizes=sizes)
     data_bin = root / "data-bin"
     run("fairseq_cli.preprocess", "--source-lang", "xx", "--target-lang", "yy",
         "--trainpref", raw / "train", "--validpref", raw / "valid", "--testpref", raw / "test",
         "--destdir", data_bin, "--joined-dictionary", "--workers", "1")
     binarize_positions(raw / "train.reorder", raw / "train.xx", data_bin, "train")
-    return data_bin
+    return raw, data_bin
+
+
+@pytest.fixture(scope="module")
+def data_bin(tmp_path_factory):
+    root = tmp_path_factory.mktemp("e2e")
+    return binarized_corpus(root, {"train": 300, "valid": 20, "test": 20})[1]
 
 
 @pytest.fixture(scope="module")

@@ -10,8 +10,7 @@ import numpy as np
 import pytest
 import sacrebleu
 
-from synthetic_corpus import write_corpus
-from test_cli_end_to_end import TINY_MODEL, binarize_positions, run
+from test_cli_end_to_end import TINY_MODEL, binarized_corpus
 from xlpe_fairseq.evaluation.compare import sentence_statistics
 from xlpe_fairseq.evaluation.study import (
     MODEL_NAMES,
@@ -31,12 +30,7 @@ TINY = " ".join([*TINY_MODEL, "--max-tokens", "800"])
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory):
     root = tmp_path_factory.mktemp("study")
-    raw = write_corpus(root / "raw", sizes={"train": 200, "valid": 16, "test": 16})
-    data_bin = root / "data-bin"
-    run("fairseq_cli.preprocess", "--source-lang", "xx", "--target-lang", "yy",
-        "--trainpref", raw / "train", "--validpref", raw / "valid", "--testpref", raw / "test",
-        "--destdir", data_bin, "--joined-dictionary", "--workers", "1")
-    binarize_positions(raw / "train.reorder", raw / "train.xx", data_bin, "train")
+    raw, data_bin = binarized_corpus(root, {"train": 200, "valid": 16, "test": 16})
     return SimpleNamespace(root=root, raw=raw, data_bin=data_bin)
 
 
