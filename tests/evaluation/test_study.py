@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import sacrebleu
 
-from test_cli_end_to_end import TINY_MODEL, binarized_corpus
+from test_cli_end_to_end import TINY_MODEL, binarize_positions, binarized_corpus, linked_data_bin
 from xlpe_fairseq.evaluation.compare import sentence_statistics
 from xlpe_fairseq.evaluation.study import (
     MODEL_NAMES,
@@ -92,6 +92,63 @@ def test_xlpe_models_need_a_data_bin_with_positions(corpus, tmp_path):
     result = xlpe_study(*args)
     assert result.returncode == 1 and "--xlpe-data-bin" in result.stderr
     assert not (tmp_path / "work" / "runs").exists(), "nothing may be trained before the check"
+
+
+@pytest.fixture(scope="module")
+def position_sets(corpus):
+    """The corpus's positions in every split, and the same text with monotone positions."""
+    xlpe = linked_data_bin(corpus.data_bin, corpus.root / "xlpe")
+    monotone = linked_data_bin(corpus.data_bin, corpus.root / "monotone",
+                               keep=lambda name: "reorder" not in name)
+    for split in ("train", "valid", "test"):
+        if split != "train":
+            binarize_positions(corpus.raw / f"{split}.reorder", corpus.raw / f"{split}.xx", xlpe,
+                               split)
+        lines = (corpus.raw / f"{split}.xx").read_text().splitlines()
+        flat = corpus.root / f"{split}.monotone.reorder"
+        flat.write_text("".join(" ".join(map(str, range(len(line.split())))) + "\n"
+                                for line in lines))
+        binarize_positions(flat, corpus.raw / f"{split}.xx", monotone, split)
+    return xlpe, monotone
+
+
+def test_position_sets_train_a_control_and_decode_with_other_test_positions(corpus, position_sets):
+    work = corpus.root / "positions-work"
+    xlpe, monotone = position_sets
+    args = study_args(corpus, work, "--xlpe-data-bin", str(xlpe), "--positions",
+                      f"monotone={monotone}", "--test-positions", "monotone", "--jobs", "2")
+    k = args.index("--models")
+    args[k + 1:k + 3] = ["transformer", "xlpe-inxl", "xlpe-inxl@monotone"]
+    result = xlpe_study(*args)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "[6/6]" in result.stderr, "6 runs (3 models x 2 seeds) expected in the progress"
+
+    report = json.loads((work / "report.json").read_text())
+    assert [row["model"] for row in report["models"]] == [
+        "transformer", "xlpe-inxl", "xlpe-inxl [test: monotone]", "xlpe-inxl@monotone"], \
+        "one row per model, plus the oracle-trained XL PE decoded with monotone test positions"
+    assert report["settings"]["positions"] == {"monotone": str(monotone.resolve())}
+    control = (work / "runs" / "xlpe-inxl@monotone" / "seed1" / "command.txt").read_text()
+    assert str(monotone) in control, "the control must train on the monotone set"
+    run = work / "runs" / "xlpe-inxl" / "seed1"
+    assert (run / "generate.out").read_text() != (run / "generate.test-monotone.out").read_text(), \
+        "decoding with monotone test positions must change XL PE's scores"
+    markdown = (work / "report.md").read_text()
+    assert "| xlpe-inxl [test: monotone] |" in markdown and "`MODEL@SET`" in markdown
+
+    again = xlpe_study(*args)
+    assert again.returncode == 0 and "6 already finished" in again.stderr, again.stderr[-3000:]
+
+
+def test_position_set_mistakes_are_refused_before_training(corpus, position_sets, tmp_path):
+    monotone = position_sets[1]
+    unnamed = xlpe_study(*study_args(corpus, tmp_path / "a", "--test-positions", "oracle"))
+    assert unnamed.returncode == 2 and "not named by --positions" in unnamed.stderr
+    args = study_args(corpus, tmp_path / "b", "--positions", f"monotone={monotone}")
+    args[args.index("dpe")] = "transformer@monotone"
+    plain = xlpe_study(*args)
+    assert plain.returncode == 1 and "reads no reorder positions" in plain.stderr, plain.stderr
+    assert not (tmp_path / "b" / "runs").exists(), "nothing may be trained before the check"
 
 
 def statistics(hypotheses, references):

@@ -15,10 +15,18 @@ gold alignments are given), and writes one report:
 - training curves (validation loss over updates, mean over seeds) as a PNG;
 - the settings and every run's fairseq-train command.
 
+Whether XL PE uses its positions is a question of the positions it is given, so a study can
+name position sets (``--positions NAME=DATA_BIN``: the same text with other reorder positions,
+e.g. oracle, preorderer or monotone ones). ``MODEL@NAME`` trains and tests an XL PE model on
+set NAME (e.g. ``xlpe-inxl@monotone``, the control that never sees a reordering), and
+``--test-positions NAME ...`` also decodes every XL PE run with the test positions of each
+named set, reported as rows ``MODEL [test: NAME]`` of the same checkpoints.
+
 Runs live in ``WORK/runs/MODEL/seedS``. A finished run (``result.json``) is not trained again;
 an interrupted one resumes from its ``checkpoint_last.pt`` (fairseq-train's own resume). A
 work folder remembers its settings and refuses a rerun with other ones. Progress lines give the
-ETA from the mean duration of the runs trained so far.
+ETA from the mean duration of the runs trained so far. ``--jobs N`` trains N runs at once
+(on a CPU, give each ``OMP_NUM_THREADS`` = cores / N).
 """
 import argparse
 import json
@@ -27,7 +35,9 @@ import re
 import shlex
 import subprocess
 import sys
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
 import numpy as np
@@ -145,6 +155,11 @@ MODEL_NAMES = ("transformer", "dpe", "re-encoder", "re-decoder", "re-both", "xlp
                "alibi", "t5-bias")
 
 
+def base_model(model):
+    """``xlpe-inxl`` of ``xlpe-inxl@monotone`` (a model trained on a named position set)."""
+    return model.partition("@")[0]
+
+
 class Study:
     """The runs of one study and where their files go (see the module docstring)."""
 
@@ -153,13 +168,36 @@ class Study:
         self.profile = PROFILES[args.profile]
         self.work = Path(args.work)
         self.updates = args.updates or self.profile["updates"]
+        self.positions = dict(args.positions)
 
-    def data_bin(self, model):
-        reads_positions = model_flags(model, self.profile)[1]
-        if reads_positions and not self.args.xlpe_data_bin:
+    def reads_positions(self, model):
+        return model_flags(base_model(model), self.profile)[1]
+
+    def data_bin(self, model, test_positions=None):
+        """The data-bin ``model`` trains on, or is tested on with ``test_positions``'s set."""
+        base, _, trained_on = model.partition("@")
+        if not self.reads_positions(model):
+            if trained_on:
+                raise InputError(f"{model}: {base} reads no reorder positions, so it cannot "
+                                 "train on a position set")
+            return self.args.data_bin
+        name = test_positions or trained_on
+        if name:
+            if name not in self.positions:
+                raise InputError(f"{model}: no position set {name!r}; give --positions "
+                                 f"{name}=DATA_BIN (known: {', '.join(self.positions) or 'none'})")
+            return self.positions[name]
+        if not self.args.xlpe_data_bin:
             raise InputError(f"{model} reads reorder positions in every split: give "
                              "--xlpe-data-bin (e.g. data_prep/prepare-bible-he-en.sh --xlpe)")
-        return self.args.xlpe_data_bin if reads_positions else self.args.data_bin
+        return self.args.xlpe_data_bin
+
+    def evaluations(self, model):
+        """``(label, test position set)`` of every evaluation of one run's checkpoint."""
+        trained_on = model.partition("@")[2]
+        extra = self.args.test_positions if self.reads_positions(model) else []
+        return [(model, None)] + [(f"{model} [test: {name}]", name) for name in extra
+                                  if name != trained_on]
 
     def run_dir(self, model, seed):
         return self.work / "runs" / model / f"seed{seed}"
@@ -171,7 +209,7 @@ class Study:
             sys.executable, "-m", "fairseq_cli.train", str(self.data_bin(model)),
             "--user-dir", USER_DIR, "--task", "translation_reorder",
             "--source-lang", args.source_lang, "--target-lang", args.target_lang,
-            *self.profile["settings"], *model_flags(model, self.profile)[0],
+            *self.profile["settings"], *model_flags(base_model(model), self.profile)[0],
             "--seed", str(seed), "--max-update", str(max_update or self.updates),
             "--validate-interval-updates", str(self.profile["validate_every"]),
             "--save-dir", str(self.run_dir(model, seed) / "checkpoints"),
@@ -191,6 +229,8 @@ class Study:
             "source_lang": self.args.source_lang, "target_lang": self.args.target_lang,
             "generate_args": self.args.generate_args, "checkpoint": self.args.checkpoint,
             "cpu": self.args.cpu,
+            "positions": {name: os.path.abspath(path) for name, path in self.positions.items()}
+            or None,
         }
 
     def check_settings(self):
@@ -237,13 +277,26 @@ def checkpoint_to_decode(study, model, seed):
     return study.run_dir(model, seed) / "checkpoints" / f"checkpoint_{study.args.checkpoint}.pt"
 
 
-def evaluate(study, model, seed, references):
-    """Translate the test split, score it and write ``result.json`` (the run's done mark)."""
+def result_files(study, model, seed, test_positions=None):
+    """``(hypotheses, result.json)`` of one evaluation of a run."""
+    suffix = f".test-{test_positions}" if test_positions else ""
+    run_dir = study.run_dir(model, seed)
+    return run_dir / f"generate{suffix}.out", run_dir / f"result{suffix}.json"
+
+
+def finished(study, model, seed):
+    return all(result_files(study, model, seed, name)[1].exists()
+               for _, name in study.evaluations(model))
+
+
+def evaluate(study, model, seed, references, test_positions=None):
+    """Translate the test split (with another set's positions), score it, write its result."""
     args = study.args
     run_dir = study.run_dir(model, seed)
     checkpoint = checkpoint_to_decode(study, model, seed)
-    output = run_dir / "generate.out"
-    generate(checkpoint, study.data_bin(model), args.gen_subset, str(output),
+    output, result_json = result_files(study, model, seed, test_positions)
+    data_bin = study.data_bin(model, test_positions)
+    generate(checkpoint, data_bin, args.gen_subset, str(output),
              ["--source-lang", args.source_lang, "--target-lang", args.target_lang,
               *shlex.split(args.generate_args), *study.device_flags("generate_device")])
     try:
@@ -254,20 +307,21 @@ def evaluate(study, model, seed, references):
                                                     references),
               "parameters": parameter_count(str(checkpoint))}
     if args.gold:
-        result["aer"] = alignment_error_rate(study, model, checkpoint, run_dir / "aer.json")
+        result["aer"] = alignment_error_rate(study, data_bin, checkpoint,
+                                             result_json.with_name("aer" + result_json.name[6:]))
     result["curve"] = validation_curve(run_dir / "train.log")
-    with atomic_output(str(run_dir / "result.json")) as out:
+    with atomic_output(str(result_json)) as out:
         json.dump(result, out, indent=2)
     return result
 
 
-def alignment_error_rate(study, model, checkpoint, scores):
+def alignment_error_rate(study, data_bin, checkpoint, scores):
     """AER of the model's attention against the gold alignment (``xlpe-aer``, JSON to ``scores``)."""
     args = study.args
     command = [sys.executable, "-m", "xlpe_fairseq.evaluation.attention_alignment",
                "--gold", args.gold, "--source-bpe", args.source_bpe, "--target-bpe",
-               args.target_bpe, "--data-bin", str(study.data_bin(model)), "--split",
-               args.gen_subset, "--checkpoint", f"{model}={checkpoint}", "--json", str(scores)]
+               args.target_bpe, "--data-bin", str(data_bin), "--split",
+               args.gen_subset, "--checkpoint", f"model={checkpoint}", "--json", str(scores)]
     env = {**os.environ, "TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD": "1", "PYTHONWARNINGS": "ignore"}
     result = subprocess.run(command, capture_output=True, text=True, env=env)
     if result.returncode != 0:
@@ -358,6 +412,15 @@ def summarize(study, models, seeds, references, hypotheses, results, samples=100
             "chrf_signature": results[models[0], seeds[0]]["chrf_signature"]}
 
 
+def position_sets_text(positions):
+    if not positions:
+        return []
+    return ["", "Position sets (same text, other reorder positions): " + ", ".join(
+        f"`{name}` = `{path}`" for name, path in positions.items()) + ". `MODEL@SET`: trained "
+        "and tested on SET's positions; `MODEL [test: SET]`: the checkpoints of the row "
+        "`MODEL`, decoded with SET's test positions."]
+
+
 def markdown_report(summary, commands):
     def cell(stats):
         return f"{stats['mean']:.2f} ± {stats['sd']:.2f}"
@@ -378,6 +441,7 @@ def markdown_report(summary, commands):
         f"Profile `{settings['profile']}`, {settings['updates']} updates per run, data "
         f"`{settings['data_bin']}`, {settings['source_lang']}→{settings['target_lang']}, "
         f"checkpoint `{settings['checkpoint']}`, generate `{settings['generate_args']}`.",
+        *position_sets_text(settings["positions"]),
         "", header, "|---" * (header.count("|") - 1) + "|",
     ]
     for row in summary["models"]:
@@ -414,17 +478,20 @@ def markdown_report(summary, commands):
 
 
 def write_report(study, models, seeds, references):
-    hypotheses, results, commands = {}, {}, []
+    hypotheses, results, commands, labels = {}, {}, [], []
     for model in models:
+        for label, test_positions in study.evaluations(model):
+            labels.append(label)
+            for seed in seeds:
+                output, result_json = result_files(study, model, seed, test_positions)
+                with open(result_json, encoding="utf-8") as f:
+                    results[label, seed] = json.load(f)
+                hypotheses[label, seed] = detokenize(
+                    read_hypotheses(str(output), len(references)), study.args.target_lang)
         for seed in seeds:
-            run_dir = study.run_dir(model, seed)
-            with open(run_dir / "result.json", encoding="utf-8") as f:
-                results[model, seed] = json.load(f)
-            hypotheses[model, seed] = detokenize(
-                read_hypotheses(str(run_dir / "generate.out"), len(references)),
-                study.args.target_lang)
-            commands.append((run_dir / "command.txt").read_text(encoding="utf-8").strip())
-    summary = summarize(study, models, seeds, references, hypotheses, results,
+            commands.append((study.run_dir(model, seed) / "command.txt")
+                            .read_text(encoding="utf-8").strip())
+    summary = summarize(study, labels, seeds, references, hypotheses, results,
                         study.args.bootstrap_samples)
     with atomic_output(str(study.work / "report.json")) as out:
         json.dump(summary, out, indent=2)
@@ -448,40 +515,74 @@ def format_duration(seconds):
     return f"{minutes // 60} h {minutes % 60:02d} min" if minutes >= 60 else f"{minutes} min"
 
 
+def train_and_evaluate(study, model, seed, references):
+    """One run: train (or resume), then every evaluation; returns the main evaluation's result."""
+    train(study, model, seed)
+    results = [evaluate(study, model, seed, references, name)
+               for _, name in study.evaluations(model)]
+    return results[0]
+
+
+def run_pending(study, pending, references, jobs):
+    """Train and evaluate ``pending`` runs, ``jobs`` at a time, with progress and an ETA."""
+    durations, done, lock = [], [0], threading.Lock()
+
+    def one(model, seed):
+        started = time.monotonic()
+        result = train_and_evaluate(study, model, seed, references)
+        with lock:
+            durations.append(time.monotonic() - started)
+            done[0] += 1
+            left = len(pending) - done[0]
+            eta = (f", ETA {format_duration(np.mean(durations) * left / min(jobs, left))}"
+                   if left else "")
+            print(f"xlpe-study: [{done[0]}/{len(pending)}] {model} seed {seed}: BLEU "
+                  f"{result['bleu']:.2f} chrF {result['chrf']:.2f} "
+                  f"({format_duration(durations[-1])}{eta})", file=sys.stderr, flush=True)
+
+    pool = ThreadPoolExecutor(max_workers=jobs)
+    futures = [pool.submit(one, model, seed) for model, seed in pending]
+    try:
+        for future in as_completed(futures):
+            future.result()
+    finally:
+        # a failed run stops the study: runs not started are dropped, running ones finish
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
 def run_study(args):
     study = Study(args)
     require_files([args.reference] + ([args.gold, args.source_bpe, args.target_bpe]
                                       if args.gold else []))
     for model in args.models:
-        model_flags(model, study.profile)
-        study.data_bin(model)
+        model_flags(base_model(model), study.profile)
+        for _, test_positions in study.evaluations(model):
+            study.data_bin(model, test_positions)
     # read before the work folder is made; the gold and BPE text, which xlpe-aer reads only
     # after the training, checked now
     references = read_lines(args.reference)
     check_utf8([args.gold, args.source_bpe, args.target_bpe] if args.gold else [])
-    for data_bin in filter(None, (args.data_bin, args.xlpe_data_bin)):
+    for data_bin in filter(None, (args.data_bin, args.xlpe_data_bin, *study.positions.values())):
         check_dictionaries(data_bin)
     study.check_settings()
     if args.tokenized_reference:
         references = detokenize(references, args.target_lang)
 
     runs = [(model, seed) for model in args.models for seed in args.seeds]
-    pending = [run for run in runs if not (study.run_dir(*run) / "result.json").exists()]
+    pending = [run for run in runs if not finished(study, *run)]
     print(f"xlpe-study: {len(runs)} runs, {len(runs) - len(pending)} already finished",
           file=sys.stderr)
-    durations = []
-    for k, (model, seed) in enumerate(pending, 1):
-        started = time.monotonic()
-        train(study, model, seed)
-        result = evaluate(study, model, seed, references)
-        durations.append(time.monotonic() - started)
-        left = len(pending) - k
-        eta = f", ETA {format_duration(np.mean(durations) * left)}" if left else ""
-        print(f"xlpe-study: [{k}/{len(pending)}] {model} seed {seed}: BLEU {result['bleu']:.2f} "
-              f"chrF {result['chrf']:.2f} ({format_duration(durations[-1])}{eta})",
-              file=sys.stderr, flush=True)
+    run_pending(study, pending, references, args.jobs)
     write_report(study, args.models, args.seeds, references)
     print((study.work / "report.md").read_text(encoding="utf-8"), end="")
+
+
+def position_set(text):
+    name, equals, path = text.partition("=")
+    if not equals or not re.fullmatch(r"[A-Za-z0-9_.-]+", name) or not path:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected NAME=DATA_BIN, NAME of letters, "
+                                         "digits, '_', '.' or '-'")
+    return name, path
 
 
 def build_parser():
@@ -508,6 +609,15 @@ def build_parser():
                         "whatever the profile")
     parser.add_argument("--train-args", default="", help="further fairseq-train options for "
                         "every run, one string (part of the study's settings)")
+    parser.add_argument("--positions", action="append", default=[], type=position_set,
+                        metavar="NAME=DATA_BIN", help="a named position set: a data-bin with the "
+                        "same text and other reorder positions (repeatable); MODEL@NAME trains "
+                        "an XL PE model on it")
+    parser.add_argument("--test-positions", nargs="+", default=[], metavar="NAME",
+                        help="also decode every XL PE run with these sets' test positions")
+    parser.add_argument("--jobs", type=int, default=1,
+                        help="runs trained at once (default: 1; on a CPU set OMP_NUM_THREADS to "
+                        "cores / jobs)")
     parser.add_argument("--checkpoint", choices=["last", "best"], default="last",
                         help="checkpoint each run is evaluated with (default: last)")
     parser.add_argument("--gen-subset", default="test")
@@ -526,6 +636,14 @@ def main(argv=None):
     args = parser.parse_args(argv)
     if len(set(args.models)) != len(args.models) or len(set(args.seeds)) != len(args.seeds):
         parser.error("--models and --seeds must not repeat")
+    names = [name for name, _ in args.positions]
+    if len(set(names)) != len(names):
+        parser.error("--positions names must not repeat")
+    unknown = sorted(set(args.test_positions) - set(names))
+    if unknown:
+        parser.error(f"--test-positions {' '.join(unknown)}: not named by --positions")
+    if args.jobs < 1:
+        parser.error("--jobs must be at least 1")
     if args.baseline and args.baseline not in args.models:
         parser.error(f"--baseline {args.baseline} is not one of --models")
     if args.gold and not (args.source_bpe and args.target_bpe):
