@@ -6,6 +6,8 @@ from English into German subordinate clauses). The word alignment and the reorde
 are therefore known exactly, which lets tests check learning and decoding without an aligner.
 """
 import random
+import subprocess
+import sys
 from pathlib import Path
 
 VOCAB_SIZE = 24
@@ -47,3 +49,14 @@ def write_corpus(directory, sizes=None, seed=0, src="xx", tgt="yy"):
             "".join(" ".join(map(str, p[3])) + "\n" for p in pairs)
         )
     return directory
+
+
+def preprocess_corpus(raw, destdir):
+    """fairseq-preprocess the corpus under ``raw`` into ``destdir`` (joined dictionary)."""
+    subprocess.run(
+        [sys.executable, "-m", "fairseq_cli.preprocess", "--source-lang", "xx", "--target-lang",
+         "yy", "--trainpref", raw / "train", "--validpref", raw / "valid", "--testpref",
+         raw / "test", "--destdir", destdir, "--joined-dictionary", "--workers", "1"],
+        check=True, capture_output=True,
+    )
+    return destdir

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from synthetic_corpus import write_corpus
+from synthetic_corpus import preprocess_corpus, write_corpus
 from xlpe_fairseq.evaluation.generate_output import read_hypotheses
 
 USER_DIR = str(Path(__file__).resolve().parents[1] / "xlpe_fairseq")
@@ -82,9 +82,7 @@ def binarized_corpus(root, sizes):
     """The synthetic corpus under ``root/raw`` and its data-bin with training positions."""
     raw = write_corpus(root / "raw", sizes=sizes)
     data_bin = root / "data-bin"
-    run("fairseq_cli.preprocess", "--source-lang", "xx", "--target-lang", "yy",
-        "--trainpref", raw / "train", "--validpref", raw / "valid", "--testpref", raw / "test",
-        "--destdir", data_bin, "--joined-dictionary", "--workers", "1")
+    preprocess_corpus(raw, data_bin)
     binarize_positions(raw / "train.reorder", raw / "train.xx", data_bin, "train")
     return raw, data_bin
 

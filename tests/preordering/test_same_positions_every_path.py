@@ -5,8 +5,6 @@ no reorder file (``load_dataset`` → ``predict_positions``: fairseq-generate, a
 xlpe-swap-robustness, and the model loading of xlpe-aer / xlpe-attention-heatmap); and
 ``inference_step``, where fairseq-interactive's raw input gets its positions.
 """
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -14,7 +12,7 @@ import torch
 from fairseq import options, tasks
 from fairseq.dataclass.utils import convert_namespace_to_omegaconf
 
-from synthetic_corpus import write_corpus
+from synthetic_corpus import preprocess_corpus, write_corpus
 # registers the plugin for the parser, even where another test imported xlpe_fairseq first
 from xlpe_fairseq import criterions, models, tasks as plugin_tasks  # noqa: F401
 from xlpe_fairseq.evaluation.attention_alignment import load_model
@@ -32,12 +30,7 @@ def setup(tmp_path_factory):
     """A binarized corpus without test positions and a preorderer that reorders a lot."""
     root = tmp_path_factory.mktemp("paths")
     raw = write_corpus(root / "raw", sizes={"train": 30, "valid": 5, "test": 40})
-    subprocess.run(
-        [sys.executable, "-m", "fairseq_cli.preprocess", "--source-lang", "xx", "--target-lang",
-         "yy", "--trainpref", raw / "train", "--validpref", raw / "valid", "--testpref",
-         raw / "test", "--destdir", root / "data-bin", "--joined-dictionary", "--workers", "1"],
-        check=True, capture_output=True,
-    )
+    preprocess_corpus(raw, root / "data-bin")
     torch.manual_seed(0)
     preorderer = Preorderer.create(Vocabulary.build(read_tokens(raw / "train.xx")), hidden_dim=8,
                                    embed_dim=8, pair_dim=8)

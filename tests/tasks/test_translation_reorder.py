@@ -1,14 +1,12 @@
 """translation_reorder: loading, validating and requiring reorder positions per model."""
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import torch
 from fairseq import options, tasks
 
-from synthetic_corpus import write_corpus
+from synthetic_corpus import preprocess_corpus, write_corpus
 from xlpe_fairseq.data.reorder_dataset import LanguagePairWithReorderDataset, ReorderPositionsError
 from xlpe_fairseq.preprocessing.binarize import binarize_reorder
 from xlpe_fairseq.reordering.extract import extract_file
@@ -20,12 +18,7 @@ USER_DIR = str(Path(__file__).resolve().parents[2] / "xlpe_fairseq")
 def prepared(tmp_path_factory):
     root = tmp_path_factory.mktemp("task")
     raw = write_corpus(root / "raw", sizes={"train": 30, "valid": 5, "test": 5})
-    subprocess.run(
-        [sys.executable, "-m", "fairseq_cli.preprocess", "--source-lang", "xx", "--target-lang",
-         "yy", "--trainpref", raw / "train", "--validpref", raw / "valid", "--testpref",
-         raw / "test", "--destdir", root / "data-bin", "--joined-dictionary", "--workers", "1"],
-        check=True, capture_output=True,
-    )
+    preprocess_corpus(raw, root / "data-bin")
     return raw, root / "data-bin"
 
 
