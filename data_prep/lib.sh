@@ -36,6 +36,24 @@ skipped() {
     echo "== $1: up to date, skipped" >&2
 }
 
+# cross_fit_train_positions BPE SRC FOLDS [OPTION...]: XL PE train positions as at test time,
+# BPE/train.pred.reorder (each of FOLDS folds predicted by a preorderer trained on the others)
+# and BPE/train.mixed.reorder; OPTIONs go to xlpe-preorder-crossfit (epochs, device, threads).
+cross_fit_train_positions() {
+    local bpe=$1 src=$2 folds=$3
+    shift 3
+    if fresh "$bpe/train.pred.reorder" "$bpe/train.mixed.reorder" -- "$bpe/train.$src" \
+            "$bpe/train.btg.reorder" "$bpe/valid.$src" "$bpe/valid.btg.reorder"; then
+        skipped "cross-fit train positions"
+    else
+        timed "cross-fit train positions ($folds folds)" \
+            python -m xlpe_fairseq.preordering.cross_fit --source "$bpe/train.$src" \
+            --reorder "$bpe/train.btg.reorder" --valid-source "$bpe/valid.$src" \
+            --valid-reorder "$bpe/valid.btg.reorder" --folds "$folds" "$@" \
+            --output "$bpe/train.pred.reorder" --mixed-output "$bpe/train.mixed.reorder"
+    fi
+}
+
 # Expected checksums, one `ALGORITHM  HEX  FILENAME` line each (sha256 or md5), keyed by the
 # file name the recipes save a download under. Next to this file so every recipe shares it.
 CHECKSUMS_FILE=${CHECKSUMS_FILE:-$(dirname "${BASH_SOURCE[0]}")/checksums.txt}

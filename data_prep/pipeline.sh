@@ -169,18 +169,8 @@ preorder() {
             --device "$PREORDER_DEVICE" --save "$out/preorderer.pt"
     fi
     if [[ $XLPE_TRAIN_POSITIONS != oracle ]]; then
-        if fresh "$bpe/train.pred.reorder" "$bpe/train.mixed.reorder" -- "$bpe/train.$src" \
-                "$bpe/train.btg.reorder" "$bpe/valid.$src" "$bpe/valid.btg.reorder"; then
-            skipped "cross-fit train positions"
-        else
-            timed "cross-fit train positions ($PREORDER_FOLDS folds)" \
-                python -m xlpe_fairseq.preordering.cross_fit --source "$bpe/train.$src" \
-                --reorder "$bpe/train.btg.reorder" --valid-source "$bpe/valid.$src" \
-                --valid-reorder "$bpe/valid.btg.reorder" --folds "$PREORDER_FOLDS" \
-                --epochs "$PREORDER_EPOCHS" --max-seconds "$PREORDER_SECONDS" \
-                --device "$PREORDER_DEVICE" --output "$bpe/train.pred.reorder" \
-                --mixed-output "$bpe/train.mixed.reorder"
-        fi
+        cross_fit_train_positions "$bpe" "$src" "$PREORDER_FOLDS" --epochs "$PREORDER_EPOCHS" \
+            --max-seconds "$PREORDER_SECONDS" --device "$PREORDER_DEVICE"
     fi
     local calls=()
     for split in valid test; do

@@ -221,17 +221,8 @@ done
 
 # Train positions as at test time: each fold predicted by a preorderer trained on the others.
 if [[ $XLPE_TRAIN_POSITIONS != oracle ]]; then
-    if fresh "$BPE/train.pred.reorder" "$BPE/train.mixed.reorder" -- "$BPE/train.$SRC" \
-            "$BPE/train.btg.reorder" "$BPE/valid.$SRC" "$BPE/valid.btg.reorder"; then
-        skipped "cross-fit train positions"
-    else
-        timed "cross-fit train positions (${PREORDER_FOLDS:-2} folds)" \
-            python -m xlpe_fairseq.preordering.cross_fit --source "$BPE/train.$SRC" \
-            --reorder "$BPE/train.btg.reorder" --valid-source "$BPE/valid.$SRC" \
-            --valid-reorder "$BPE/valid.btg.reorder" --folds "${PREORDER_FOLDS:-2}" \
-            --epochs "$PREORDER_EPOCHS" --threads "$PREORDER_THREADS" \
-            --output "$BPE/train.pred.reorder" --mixed-output "$BPE/train.mixed.reorder"
-    fi
+    cross_fit_train_positions "$BPE" "$SRC" "${PREORDER_FOLDS:-2}" --epochs "$PREORDER_EPOCHS" \
+        --threads "$PREORDER_THREADS"
 fi
 
 SCORE=$OUT/preorderer.test-score.txt
