@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Position sets for `xlpe-study --positions NAME=DATA_BIN`: the pair's binarized text with other
+# reorder positions, to test whether XL PE uses the positions it is given.
+#
+#   examples/position_sets.sh DATA_BIN BPE_DIR SRC TGT OUT
+#
+# DATA_BIN: a data-bin of the pair (its text and dictionaries are linked, not copied; its reorder
+# files are not used). BPE_DIR: the recipe's bpe/ folder, with {train,valid,test}.SRC and the
+# BTG oracle of each split's alignment, {split}.btg.reorder (the Bible recipe with --xlpe and the
+# shared pipeline write them). Writes
+#   OUT/oracle    the oracle in every split: its test row uses the test alignment, and so the
+#                 reference: an upper bound, not a system;
+#   OUT/monotone  every sentence in source order: XL PE with nothing reordered, the control.
+# Nothing under DATA_BIN or BPE_DIR is written; a set is built under a temporary name and then
+# moved into place.
+set -euo pipefail
+if [[ $# -ne 5 ]]; then
+    echo "usage: $0 DATA_BIN BPE_DIR SRC TGT OUT" >&2
+    exit 2
+fi
+DATA_BIN=$(readlink -f "$1") BPE=$2 SRC=$3 TGT=$4 OUT=$5
+SPLITS=(train valid test)
+for split in "${SPLITS[@]}"; do
+    for file in "$BPE/$split.$SRC" "$BPE/$split.btg.reorder" \
+            "$DATA_BIN/$split.$SRC-$TGT.$SRC.idx" "$DATA_BIN/dict.$SRC.txt"; do
+        if [[ ! -f $file ]]; then
+            echo "$0: missing $file" >&2
+            exit 1
+        fi
+    done
+done
+mkdir -p "$OUT"
+
+build_set() {  # NAME POSITIONS_OF_SPLIT_COMMAND
+    local name=$1 make_positions=$2 tmp="$OUT/$1.part" split file
+    rm -rf "$tmp"
+    mkdir "$tmp"
+    for file in "$DATA_BIN"/dict.*.txt "$DATA_BIN"/*."$SRC-$TGT".{"$SRC","$TGT"}.{bin,idx}; do
+        ln -s "$file" "$tmp/"
+    done
+    for split in "${SPLITS[@]}"; do
+        "$make_positions" "$split" > "$tmp/$split.reorder.txt"
+        xlpe-binarize --reorder "$tmp/$split.reorder.txt" --source "$BPE/$split.$SRC" \
+            --destdir "$tmp" --split "$split" --source-lang "$SRC" --target-lang "$TGT"
+        rm "$tmp/$split.reorder.txt"
+    done
+    rm -rf "$OUT/$name"
+    mv "$tmp" "$OUT/$name"
+    echo "== $OUT/$name" >&2
+}
+oracle_positions() { cat "$BPE/$1.btg.reorder"; }
+monotone_positions() {
+    awk '{ line = ""; for (i = 0; i < NF; i++) line = line (i ? " " : "") i; print line }' \
+        "$BPE/$1.$SRC"
+}
+build_set oracle oracle_positions
+build_set monotone monotone_positions

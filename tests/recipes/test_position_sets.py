@@ -1,0 +1,43 @@
+"""examples/position_sets.sh: the oracle and monotone position sets xlpe-study trains and tests on."""
+import shutil
+import subprocess
+from pathlib import Path
+
+from fairseq.data import data_utils
+
+from test_cli_end_to_end import binarized_corpus
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def positions(data_bin, split):
+    dataset = data_utils.load_indexed_dataset(str(data_bin / f"{split}.reorder.xx-yy"), None)
+    return [dataset[k].tolist() for k in range(len(dataset))]
+
+
+def test_oracle_and_monotone_sets_hold_the_expected_positions(tmp_path):
+    raw, data_bin = binarized_corpus(tmp_path, {"train": 12, "valid": 4, "test": 5})
+    for split in ("train", "valid", "test"):
+        shutil.copy(raw / f"{split}.reorder", raw / f"{split}.btg.reorder")
+    before = sorted(path.name for path in data_bin.iterdir())
+    result = subprocess.run(["bash", REPO / "examples/position_sets.sh", data_bin, raw, "xx", "yy",
+                             tmp_path / "sets"], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert sorted(path.name for path in data_bin.iterdir()) == before, "DATA_BIN was written"
+
+    for split in ("train", "valid", "test"):
+        lines = (raw / f"{split}.reorder").read_text().splitlines()
+        assert positions(tmp_path / "sets/oracle", split) == [
+            [int(p) for p in line.split()] for line in lines], f"oracle {split}"
+        assert positions(tmp_path / "sets/monotone", split) == [
+            list(range(len(line.split()))) for line in lines], f"monotone {split}"
+    text = tmp_path / "sets/monotone/test.xx-yy.xx.bin"
+    assert text.is_symlink() and text.resolve() == (data_bin / "test.xx-yy.xx.bin").resolve()
+
+
+def test_a_missing_oracle_file_is_named(tmp_path):
+    raw, data_bin = binarized_corpus(tmp_path, {"train": 6, "valid": 2, "test": 2})
+    result = subprocess.run(["bash", REPO / "examples/position_sets.sh", data_bin, raw, "xx", "yy",
+                             tmp_path / "sets"], capture_output=True, text=True)
+    assert result.returncode == 1 and "train.btg.reorder" in result.stderr, result.stderr
+    assert not (tmp_path / "sets").exists(), "nothing may be written before the check"
