@@ -1,6 +1,8 @@
 """examples/position_sets.sh: the oracle and monotone position sets xlpe-study trains and tests on."""
+import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 from fairseq.data import data_utils
@@ -8,6 +10,13 @@ from fairseq.data import data_utils
 from test_cli_end_to_end import binarized_corpus
 
 REPO = Path(__file__).resolve().parents[2]
+
+
+def position_sets(*args):
+    """Run the script with this interpreter's console commands (xlpe-binarize) first on PATH."""
+    env = {**os.environ, "PATH": os.path.dirname(sys.executable) + os.pathsep + os.environ["PATH"]}
+    return subprocess.run(["bash", REPO / "examples/position_sets.sh", *args], capture_output=True,
+                          text=True, env=env)
 
 
 def positions(data_bin, split):
@@ -20,8 +29,7 @@ def test_oracle_and_monotone_sets_hold_the_expected_positions(tmp_path):
     for split in ("train", "valid", "test"):
         shutil.copy(raw / f"{split}.reorder", raw / f"{split}.btg.reorder")
     before = sorted(path.name for path in data_bin.iterdir())
-    result = subprocess.run(["bash", REPO / "examples/position_sets.sh", data_bin, raw, "xx", "yy",
-                             tmp_path / "sets"], capture_output=True, text=True)
+    result = position_sets(data_bin, raw, "xx", "yy", tmp_path / "sets")
     assert result.returncode == 0, result.stderr[-3000:]
     assert sorted(path.name for path in data_bin.iterdir()) == before, "DATA_BIN was written"
 
@@ -37,7 +45,6 @@ def test_oracle_and_monotone_sets_hold_the_expected_positions(tmp_path):
 
 def test_a_missing_oracle_file_is_named(tmp_path):
     raw, data_bin = binarized_corpus(tmp_path, {"train": 6, "valid": 2, "test": 2})
-    result = subprocess.run(["bash", REPO / "examples/position_sets.sh", data_bin, raw, "xx", "yy",
-                             tmp_path / "sets"], capture_output=True, text=True)
+    result = position_sets(data_bin, raw, "xx", "yy", tmp_path / "sets")
     assert result.returncode == 1 and "train.btg.reorder" in result.stderr, result.stderr
     assert not (tmp_path / "sets").exists(), "nothing may be written before the check"
