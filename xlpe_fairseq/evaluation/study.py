@@ -597,7 +597,8 @@ def build_parser():
                         help="the reference is Moses-tokenized: detokenize it like the hypotheses")
     parser.add_argument("--models", nargs="+", default=["transformer", "dpe"],
                         help=f"models to train (default: transformer dpe); any of "
-                        f"{', '.join(MODEL_NAMES)}")
+                        f"{', '.join(MODEL_NAMES)}; an XL PE model as MODEL@SET trains on the "
+                        "position set SET (--positions)")
     parser.add_argument("--baseline", help="model the others are tested against (default: first)")
     parser.add_argument("--seeds", nargs="+", type=int, default=[1, 2, 3])
     parser.add_argument("--profile", choices=sorted(PROFILES), default="cpu-demo",
