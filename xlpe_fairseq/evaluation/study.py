@@ -278,10 +278,11 @@ def checkpoint_to_decode(study, model, seed):
 
 
 def result_files(study, model, seed, test_positions=None):
-    """``(hypotheses, result.json)`` of one evaluation of a run."""
+    """``(hypotheses, result.json, aer.json)`` of one evaluation of a run."""
     suffix = f".test-{test_positions}" if test_positions else ""
     run_dir = study.run_dir(model, seed)
-    return run_dir / f"generate{suffix}.out", run_dir / f"result{suffix}.json"
+    return (run_dir / f"generate{suffix}.out", run_dir / f"result{suffix}.json",
+            run_dir / f"aer{suffix}.json")
 
 
 def finished(study, model, seed):
@@ -294,7 +295,7 @@ def evaluate(study, model, seed, references, test_positions=None):
     args = study.args
     run_dir = study.run_dir(model, seed)
     checkpoint = checkpoint_to_decode(study, model, seed)
-    output, result_json = result_files(study, model, seed, test_positions)
+    output, result_json, aer_json = result_files(study, model, seed, test_positions)
     data_bin = study.data_bin(model, test_positions)
     generate(checkpoint, data_bin, args.gen_subset, str(output),
              ["--source-lang", args.source_lang, "--target-lang", args.target_lang,
@@ -307,8 +308,7 @@ def evaluate(study, model, seed, references, test_positions=None):
                                                     references),
               "parameters": parameter_count(str(checkpoint))}
     if args.gold:
-        result["aer"] = alignment_error_rate(study, data_bin, checkpoint,
-                                             result_json.with_name("aer" + result_json.name[6:]))
+        result["aer"] = alignment_error_rate(study, data_bin, checkpoint, aer_json)
     result["curve"] = validation_curve(run_dir / "train.log")
     with atomic_output(str(result_json)) as out:
         json.dump(result, out, indent=2)
@@ -483,7 +483,7 @@ def write_report(study, models, seeds, references):
         for label, test_positions in study.evaluations(model):
             labels.append(label)
             for seed in seeds:
-                output, result_json = result_files(study, model, seed, test_positions)
+                output, result_json, _ = result_files(study, model, seed, test_positions)
                 with open(result_json, encoding="utf-8") as f:
                     results[label, seed] = json.load(f)
                 hypotheses[label, seed] = detokenize(
@@ -516,10 +516,17 @@ def format_duration(seconds):
 
 
 def train_and_evaluate(study, model, seed, references):
-    """One run: train (or resume), then every evaluation; returns the main evaluation's result."""
+    """One run: train (or resume), then every evaluation not done yet (a test position set added
+    to a finished study decodes only with that set); returns the main evaluation's result."""
     train(study, model, seed)
-    results = [evaluate(study, model, seed, references, name)
-               for _, name in study.evaluations(model)]
+    results = []
+    for _, name in study.evaluations(model):
+        result_json = result_files(study, model, seed, name)[1]
+        if result_json.exists():
+            with open(result_json, encoding="utf-8") as f:
+                results.append(json.load(f))
+        else:
+            results.append(evaluate(study, model, seed, references, name))
     return results[0]
 
 
