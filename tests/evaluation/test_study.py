@@ -19,6 +19,7 @@ from xlpe_fairseq.evaluation.study import (
     build_parser,
     seed_bootstrap,
     model_flags,
+    profile_settings,
     validation_curve,
     verdict,
 )
@@ -223,5 +224,24 @@ def test_every_model_name_is_a_command_line_fairseq_accepts(model):
     flags, _ = model_flags(model, profile)
     parser = options.get_training_parser()
     args = options.parse_args_and_arch(parser, ["data-bin", "--task", "translation_reorder",
-                                                *profile["settings"], *flags])
+                                                *profile_settings(model, profile), *flags])
     assert args.arch == flags[flags.index("--arch") + 1]
+    assert args.encoder_embed_dim == profile["embed_dim"], "every model has the profile's width"
+
+
+def test_lstm_takes_the_profiles_width_and_depth_not_the_papers():
+    """The LSTM row is XL PE Table 4's LSTM at the study's size, not 6 layers of 1024."""
+    from fairseq import options
+
+    from xlpe_fairseq import models  # noqa: F401  (registers lstm_6l_wmt_en_de)
+
+    for profile in PROFILES.values():
+        settings = profile_settings("lstm", profile)
+        assert not set(settings) & {"--encoder-ffn-embed-dim", "--decoder-attention-heads"}
+        args = options.parse_args_and_arch(
+            options.get_training_parser(),
+            ["data-bin", *settings, *model_flags("lstm", profile)[0]])
+        width, layers = profile["embed_dim"], profile["encoder_layers"]
+        assert (args.encoder_hidden_size, args.decoder_hidden_size,
+                args.decoder_out_embed_dim) == (width, width, width), profile
+        assert (args.encoder_layers, args.decoder_layers) == (layers, layers), profile

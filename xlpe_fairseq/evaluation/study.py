@@ -81,7 +81,7 @@ PROFILES = {
             "--no-epoch-checkpoints", "--log-format", "simple", "--log-interval", "50",
             "--num-workers", "0",
         ],
-        "encoder_layers": 2, "heads": 4, "order_lambda": 0.5, "updates": 500,
+        "embed_dim": 128, "encoder_layers": 2, "heads": 4, "order_lambda": 0.5, "updates": 500,
         "validate_every": 100, "device": ["--cpu"], "generate_device": ["--cpu"],
     },
     # The IWSLT'14 recipes' model (transformer_iwslt_de_en: 512/1024, 6+6 layers, 4 heads) and
@@ -100,7 +100,7 @@ PROFILES = {
             "--max-tokens", "8192", "--no-epoch-checkpoints", "--log-format", "simple",
             "--log-interval", "100", "--num-workers", "2",
         ],
-        "encoder_layers": 6, "heads": 4, "order_lambda": 0.3, "updates": 4000,
+        "embed_dim": 512, "encoder_layers": 6, "heads": 4, "order_lambda": 0.3, "updates": 4000,
         "validate_every": 500, "device": ["--fp16"], "generate_device": ["--fp16"],
     },
 }
@@ -113,6 +113,7 @@ def model_flags(name, profile):
     decode on the data-bin with reorder positions for every split.
     """
     heads = profile["heads"]
+    width = str(profile["embed_dim"])
     xlpe_heads = str(max(1, heads // 4))  # the paper's best share: 4 of 16 heads
     table = {
         "transformer": (["--arch", "transformer"], False),
@@ -143,6 +144,10 @@ def model_flags(name, profile):
         "rope": (["--arch", "transformer_rope"], False),
         "alibi": (["--arch", "transformer_alibi"], False),
         "t5-bias": (["--arch", "transformer_t5_bias"], False),
+        # XL PE Table 4's LSTM at the profile's width and depth (see profile_settings)
+        "lstm": (["--arch", "lstm_6l_wmt_en_de", *[option for side in ("encoder", "decoder")
+                                                    for option in (f"--{side}-hidden-size", width)],
+                  "--decoder-out-embed-dim", width], False),
     }
     if name not in table:
         raise InputError(f"unknown model {name!r}; known: {', '.join(table)}")
@@ -152,7 +157,26 @@ def model_flags(name, profile):
 MODEL_NAMES = ("transformer", "dpe", "re-encoder", "re-decoder", "re-both", "xlpe-inxl",
                "xlpe-headxl", "xlpe-combination", "transformer-deep", "encoder-free",
                "encoder-free-inxl", "encoder-free-nopos", "encoder-free-relpe", "relpe", "rope",
-               "alibi", "t5-bias")
+               "alibi", "t5-bias", "lstm")
+
+# fairseq's lstm has neither feed-forward blocks nor attention heads, and refuses their options
+TRANSFORMER_ONLY_OPTIONS = ("--encoder-ffn-embed-dim", "--encoder-attention-heads",
+                            "--decoder-ffn-embed-dim", "--decoder-attention-heads")
+
+
+def profile_settings(name, profile):
+    """The profile's shared settings that model ``name`` accepts."""
+    settings = profile["settings"]
+    if name != "lstm":
+        return list(settings)
+    kept, k = [], 0
+    while k < len(settings):
+        if settings[k] in TRANSFORMER_ONLY_OPTIONS:
+            k += 2  # the option and its value
+        else:
+            kept.append(settings[k])
+            k += 1
+    return kept
 
 
 def base_model(model):
@@ -209,7 +233,8 @@ class Study:
             sys.executable, "-m", "fairseq_cli.train", str(self.data_bin(model)),
             "--user-dir", USER_DIR, "--task", "translation_reorder",
             "--source-lang", args.source_lang, "--target-lang", args.target_lang,
-            *self.profile["settings"], *model_flags(base_model(model), self.profile)[0],
+            *profile_settings(base_model(model), self.profile),
+            *model_flags(base_model(model), self.profile)[0],
             "--seed", str(seed), "--max-update", str(max_update or self.updates),
             "--validate-interval-updates", str(self.profile["validate_every"]),
             "--save-dir", str(self.run_dir(model, seed) / "checkpoints"),
