@@ -20,6 +20,8 @@
 #               encoder-free-nopos encoder-free-relpe
 #                                 baselines: no encoder layers, no source PE, then + Shaw relative
 #                                 PE in the decoder (XL PE Table 4 "noEnc-noPos", "+ Relative PE")
+#               lstm              baseline: XL PE Table 4's LSTM (lstm_6l_wmt_en_de) at the
+#                                 demo's width and depth
 #               relpe rope alibi t5-bias
 #                                 position baselines: transformer_relpe (Shaw et al. 2018),
 #                                 transformer_rope, transformer_alibi, transformer_t5_bias
@@ -74,6 +76,15 @@ COMMON=(
     --user-dir "$USER_DIR" --task translation_reorder --source-lang he --target-lang en
     "${DEMO_SETTINGS[@]}" "${DEVICE_FLAGS[@]}"
 )
+# fairseq's lstm has neither feed-forward blocks nor attention heads, and refuses their options
+LSTM_COMMON=()
+for ((k = 0; k < ${#COMMON[@]}; k++)); do
+    case ${COMMON[k]} in
+        --encoder-ffn-embed-dim | --decoder-ffn-embed-dim | --encoder-attention-heads | \
+            --decoder-attention-heads) k=$((k + 1)) ;;
+        *) LSTM_COMMON+=("${COMMON[k]}") ;;
+    esac
+done
 
 model_flags() {
     case $1 in
@@ -92,6 +103,8 @@ model_flags() {
             --relative-positions-in decoder --absolute-positions decoder ;;
         relpe|rope|alibi) echo --arch "transformer_$1" ;;
         t5-bias) echo --arch transformer_t5_bias ;;
+        lstm) echo --arch lstm_6l_wmt_en_de --encoder-hidden-size 128 --decoder-hidden-size 128 \
+            --decoder-out-embed-dim 128 ;;
         *) echo "unknown model $1" >&2; return 2 ;;
     esac
 }
@@ -119,6 +132,8 @@ for model in $MODELS; do
     fi
     flags=$(model_flags "$model")
     data=$(model_data "$model")
+    common=("${COMMON[@]}")
+    [[ $model == lstm ]] && common=("${LSTM_COMMON[@]}")
     out=$WORK/$model
     # a rerun trains from scratch: fairseq would otherwise resume from checkpoint_last.pt
     rm -rf "$out"
@@ -126,7 +141,7 @@ for model in $MODELS; do
     echo "== train $model ($UPDATES updates)" >&2
     start=$EPOCHREALTIME
     # shellcheck disable=SC2086  # $flags is a list of options
-    fairseq-train "$data" "${COMMON[@]}" $flags --save-dir "$out/checkpoints" >"$out/train.log" 2>&1 \
+    fairseq-train "$data" "${common[@]}" $flags --save-dir "$out/checkpoints" >"$out/train.log" 2>&1 \
         || { tail -30 "$out/train.log" >&2; exit 1; }
     awk -v s="$start" -v e="$EPOCHREALTIME" 'BEGIN { printf "%.0f\n", e - s }' >"$out/train_seconds"
     echo "$UPDATES" >"$out/updates"
@@ -155,7 +170,7 @@ from pathlib import Path
 work, score_file = Path(sys.argv[1]), sys.argv[2]
 order = ["transformer", "dpe", "re-encoder", "re-decoder", "re-both", "xlpe-inxl", "xlpe-headxl",
          "xlpe-combination", "transformer-4e", "encoder-free", "encoder-free-inxl",
-         "encoder-free-nopos", "encoder-free-relpe", "relpe", "rope", "alibi", "t5-bias",
+         "encoder-free-nopos", "encoder-free-relpe", "lstm", "relpe", "rope", "alibi", "t5-bias",
          "two-pass"]
 lines = ["| model | BLEU | chrF | updates | train seconds | test sentences |",
          "|---|---|---|---|---|---|"]

@@ -8,7 +8,7 @@
 #   --model M        transformer | dpe | xlpe | re-encoder | re-decoder | re-both (required),
 #                    or a baseline: transformer-8e | transformer-10e (DPE Table 5) |
 #                    encoder-free | encoder-free-inxl | encoder-free-nopos |
-#                    encoder-free-relpe (XL PE Table 4) | relpe | rope | alibi | t5-bias
+#                    encoder-free-relpe | lstm (XL PE Table 4) | relpe | rope | alibi | t5-bias
 #                    (position baselines: Shaw et al. 2018, RoPE, ALiBi, T5's bias)
 #   --size S         one of the dataset's SIZES
 #   --gpus N         GPUs on this node; N > 1 trains with DDP, fairseq spawning one process
@@ -29,7 +29,7 @@
 # from which examples/evaluate.sh takes the checkpoint (average or best), beam and length penalty.
 
 MODELS="transformer dpe xlpe re-encoder re-decoder re-both transformer-8e transformer-10e encoder-free encoder-free-inxl
-encoder-free-nopos encoder-free-relpe relpe rope alibi t5-bias"
+encoder-free-nopos encoder-free-relpe lstm relpe rope alibi t5-bias"
 
 USER_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/xlpe_fairseq
 
@@ -56,7 +56,7 @@ default_schedule() {
     fi
     case $model in
         re-*) echo re ;;
-        xlpe | encoder-free*) echo xlpe ;;
+        xlpe | encoder-free* | lstm) echo xlpe ;;
         # the position baselines compare with the Transformer on its schedule
         transformer | relpe | rope | alibi | t5-bias) [[ $size == big ]] && echo xlpe || echo dpe ;;
         *) echo dpe ;;
@@ -179,6 +179,18 @@ set_model() {
             MODEL_FLAGS=(--arch "transformer_${model}${arch_suffix}") ;;
         t5-bias)
             MODEL_FLAGS=(--arch "transformer_t5_bias${arch_suffix}") ;;
+        lstm)
+            # XL PE Table 4's LSTM (6 layers of 1024) at base and big; at the small size the
+            # small Transformer's width and depth. fairseq's lstm has no FFN or head options.
+            dims=()
+            MODEL_FLAGS=(--arch lstm_6l_wmt_en_de)
+            if [[ $size == small ]]; then
+                local side
+                for side in encoder decoder; do
+                    MODEL_FLAGS+=("--$side-embed-dim" 256 "--$side-hidden-size" 256 "--$side-layers" 2)
+                done
+                MODEL_FLAGS+=(--decoder-out-embed-dim 256)
+            fi ;;
         *)
             echo "unknown model '$model': $MODELS" >&2
             return 2 ;;

@@ -45,6 +45,7 @@ def parsed(command):
     ("rope", "big", "transformer_rope_wmt_en_de_big", 6, "text"),
     ("alibi", "base", "transformer_alibi_wmt_en_de", 6, "text"),
     ("t5-bias", "base", "transformer_t5_bias_wmt_en_de", 6, "text"),
+    ("lstm", "big", "lstm_6l_wmt_en_de", 6, "text"),
 ])
 def test_wmt14_models(model, size, arch, encoder_layers, data):
     command = dry_run("train-wmt14-en-de.sh", "/data/wmt14", "--model", model, "--size", size)
@@ -65,6 +66,14 @@ def test_small_baselines_keep_their_own_depth():
     args = parsed(command)
     assert (args.encoder_layers, args.decoder_layers, args.encoder_embed_dim) == (4, 2, 256), (
         "8E at the small size is the 2-layer encoder plus DPE's 2 layers")
+
+
+def test_small_lstm_is_the_small_transformers_width_and_depth():
+    args = parsed(dry_run("train-iwslt14.sh", "de-en", "/data/iwslt", "--model", "lstm"))
+    assert args.arch == "lstm_6l_wmt_en_de"
+    assert (args.encoder_layers, args.decoder_layers, args.encoder_hidden_size,
+            args.decoder_hidden_size, args.decoder_out_embed_dim) == (2, 2, 256, 256, 256), (
+        "at the small size XL PE Table 4's LSTM takes the small models' 256 units and 2 layers")
 
 
 def test_gpus_precision_and_update_freq():
