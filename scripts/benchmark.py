@@ -55,6 +55,7 @@ VARIANTS = {
     "rope": ("transformer_rope", {}),
     "alibi": ("transformer_alibi", {}),
     "t5-bias": ("transformer_t5_bias", {}),
+    "lstm": ("lstm_6l_wmt_en_de", {}),
 }
 
 
@@ -66,8 +67,15 @@ def matmul_work_per_token(label, size, vocab):
     Shaw et al.'s relative positions meet the ``2k + 1`` table rows (k = 16, the default) once
     per query for keys and once for values in every self-attention layer; rotary positions,
     ALiBi and T5's bias are elementwise (a rotation per query and key, an add per score).
+    fairseq's LSTM (hidden size = width): 4 gates of ``(input + hidden) x hidden`` per layer;
+    the decoder's first layer also reads the previous attention output (input feeding), and its
+    attention projects the query (d x d) and the output (2d x d).
     """
     d, f = size["embed"], size["ffn"]
+    if label == "lstm":
+        encoder = size["encoder_layers"] * 8 * d * d
+        decoder = 12 * d * d + (size["decoder_layers"] - 1) * 8 * d * d + 3 * d * d
+        return encoder + decoder + d * vocab
     encoder_layer = 4 * d * d + 2 * d * f
     decoder_layer = 8 * d * d + 2 * d * f
     work = size["encoder_layers"] * encoder_layer + size["decoder_layers"] * decoder_layer + d * vocab
@@ -95,6 +103,11 @@ def build(label, size, vocab_size, device, fp16):
         encoder_layers=size["encoder_layers"], decoder_layers=size["decoder_layers"],
         share_all_embeddings=True, **extra,
     )
+    if arch.startswith("lstm"):
+        # the preset's 1024 units and 6 layers give way to the benchmark's size
+        args.encoder_hidden_size = args.decoder_hidden_size = size["embed"]
+        args.decoder_out_embed_dim = size["embed"]
+        args.criterion = "label_smoothed_cross_entropy"  # fairseq's LSTM reads it
     if arch == "transformer_xlpe":
         # the paper's tau=4 of 8 heads; half the heads at other sizes
         args.xlpe_heads = min(4, size["heads"] // 2)

@@ -35,10 +35,11 @@ def test_every_model_and_preparation_step_gets_a_row(tmp_path):
     models = {row["model"]: row for row in results["models"]}
     assert set(models) == {"transformer", "dpe", "xlpe-inxl", "xlpe-headxl", "xlpe-combination",
                            "re-encoder", "re-decoder", "re-both", "relpe", "rope", "alibi",
-                           "t5-bias"}, f"models measured: {set(models)}"
+                           "t5-bias", "lstm"}, f"models measured: {set(models)}"
     for name, row in models.items():
         assert row["train_ratio"] > 0 and row["decode_ratio"] > 0, f"{name}: {row}"
-        assert 0 < row["ceiling"] <= 1, f"{name}: ceiling {row['ceiling']}"
+        # only the LSTM, another architecture, may need less arithmetic than the Transformer
+        assert 0 < row["ceiling"] <= (2 if name == "lstm" else 1), f"{name}: {row['ceiling']}"
     steps = [row["step"] for row in results["preparation"]]
     assert steps == ["reorder --method dpe", "reorder --method btg",
                      "align (eflomal, both directions + gdfa)"], steps
