@@ -64,3 +64,34 @@ def test_bpe_text_that_does_not_match_the_binarized_split_names_the_line(tiny, c
               "--data-bin", str(corpus["data_bin"])])
     assert exit_info.value.code == 1
     assert "test.xx:" in capsys.readouterr().err
+
+
+
+def test_lstm_reads_its_attention_columns_in_its_own_padding(tiny):
+    """fairseq's LSTM right-pads the source that the task left-pads, and so are the columns
+    of its attention: a left-padded batch must give the links of a right-padded one."""
+    from test_cli_end_to_end import USER_DIR, run
+    from xlpe_fairseq.evaluation.attention_alignment import attention_links, load_model
+
+    corpus, _ = tiny
+    save_dir = corpus["root"] / "lstm"
+    run("fairseq_cli.train", corpus["data_bin"], "--user-dir", USER_DIR, "--task",
+        "translation_reorder", "--arch", "lstm_6l_wmt_en_de", "--encoder-layers", "2",
+        "--decoder-layers", "2", *[option for side in ("encoder", "decoder")
+                                   for option in (f"--{side}-embed-dim", "16",
+                                                  f"--{side}-hidden-size", "16")],
+        "--decoder-out-embed-dim", "16", "--criterion", "label_smoothed_cross_entropy",
+        "--optimizer", "adam", "--lr", "0.003", "--max-tokens", "1000", "--max-update", "6",
+        "--save-dir", save_dir, "--no-epoch-checkpoints", "--seed", "3", "--no-progress-bar",
+        "--num-workers", "0")
+    links = {}
+    for left_pad in (True, False):
+        model, task = load_model(str(save_dir / "checkpoint_last.pt"), str(corpus["data_bin"]))
+        task.cfg.left_pad_source = left_pad
+        links[left_pad] = attention_links(model, task, "test")
+    assert len({source_length for _, source_length, _ in links[True]}) > 1, (
+        "the test split needs sentences of several lengths, else nothing is padded")
+    assert links[True] == links[False], "an LSTM's links changed with the source's padding"
+    for sentence_links, source_length, target_length in links[True]:
+        assert {j for _, j in sentence_links} == set(range(target_length))
+        assert all(i < source_length for i, _ in sentence_links), "a link points past the source"

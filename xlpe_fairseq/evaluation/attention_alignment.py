@@ -3,7 +3,8 @@
 Following the XL PE paper (Ding et al. 2020, §4.3), a model's word alignment is read off the
 encoder-decoder attention of the penultimate decoder layer, averaged over its heads, while
 the model is force-decoded on the reference: each target BPE piece links to the source piece
-it attends to most (EOS excluded on both sides). The piece links are merged to word links and
+it attends to most (EOS excluded on both sides). fairseq's LSTM (XL PE Table 4's) has one
+attention, which it reads instead. The piece links are merged to word links and
 scored against the gold alignment (``alignment_error_rate``). The split goes through the
 task's own batch iterator, so XL PE models get their reorder positions from the split's
 reorder files or from ``--preorderer`` exactly as in fairseq-generate.
@@ -53,13 +54,18 @@ def attention_links(model, task, split, alignment_layer=None, max_tokens=4000):
     the BPE-piece links ``{(source, target)}`` and the piece counts without EOS.
 
     ``alignment_layer`` defaults to the penultimate decoder layer (the only one, for a
-    one-layer decoder).
+    one-layer decoder). fairseq's LSTM has one attention, after its last layer: that one.
     """
     import torch
+    from fairseq.models.lstm import LSTMModel
+    from fairseq.utils import convert_padding_direction
 
+    lstm = isinstance(model, LSTMModel)
     layers = model.decoder.num_layers
     if alignment_layer is None:
         alignment_layer = max(layers - 2, 0)
+    if lstm and alignment_layer != max(layers - 2, 0):
+        raise InputError("--alignment-layer: an LSTM has one attention, after its last layer")
     if not 0 <= alignment_layer < layers:
         raise InputError(f"--alignment-layer {alignment_layer}: the decoder has {layers} layers")
     task.load_dataset(split)
@@ -74,10 +80,17 @@ def attention_links(model, task, split, alignment_layer=None, max_tokens=4000):
     links = [None] * len(dataset)
     with torch.no_grad():
         for sample in batches:
-            _, extra = model(**sample["net_input"], features_only=True,
-                             alignment_layer=alignment_layer)
-            attention = extra["attn"][0]  # batch x target x source, mean over heads
             source_tokens = sample["net_input"]["src_tokens"]
+            if lstm:
+                _, attention = model(**sample["net_input"])  # batch x target x source
+                if model.encoder.left_pad:
+                    # the LSTM encoder right-pads the source: so are its attention's columns
+                    source_tokens = convert_padding_direction(source_tokens, source_pad,
+                                                              left_to_right=True)
+            else:
+                _, extra = model(**sample["net_input"], features_only=True,
+                                 alignment_layer=alignment_layer)
+                attention = extra["attn"][0]  # batch x target x source, mean over heads
             for row, sentence_id in enumerate(sample["id"].tolist()):
                 source_ok = source_tokens[row].ne(source_pad) & source_tokens[row].ne(source_eos)
                 target_ok = sample["target"][row].ne(pad) & sample["target"][row].ne(eos)
