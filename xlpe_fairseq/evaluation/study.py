@@ -179,9 +179,11 @@ def profile_settings(name, profile):
     return kept
 
 
-def base_model(model):
-    """``xlpe-inxl`` of ``xlpe-inxl@monotone`` (a model trained on a named position set)."""
-    return model.partition("@")[0]
+def model_and_set(model):
+    """``("xlpe-inxl", "monotone")`` of ``xlpe-inxl@monotone`` (a model trained on a named
+    position set); ``(model, "")`` of a model without one."""
+    base, _, trained_on = model.partition("@")
+    return base, trained_on
 
 
 class Study:
@@ -195,11 +197,11 @@ class Study:
         self.positions = dict(args.positions)
 
     def reads_positions(self, model):
-        return model_flags(base_model(model), self.profile)[1]
+        return model_flags(model_and_set(model)[0], self.profile)[1]
 
     def data_bin(self, model, test_positions=None):
         """The data-bin ``model`` trains on, or is tested on with ``test_positions``'s set."""
-        base, _, trained_on = model.partition("@")
+        base, trained_on = model_and_set(model)
         if not self.reads_positions(model):
             if trained_on:
                 raise InputError(f"{model}: {base} reads no reorder positions, so it cannot "
@@ -218,7 +220,7 @@ class Study:
 
     def evaluations(self, model):
         """``(label, test position set)`` of every evaluation of one run's checkpoint."""
-        trained_on = model.partition("@")[2]
+        trained_on = model_and_set(model)[1]
         extra = self.args.test_positions if self.reads_positions(model) else []
         return [(model, None)] + [(f"{model} [test: {name}]", name) for name in extra
                                   if name != trained_on]
@@ -229,12 +231,12 @@ class Study:
     def train_command(self, model, seed, max_update=None):
         """The fairseq-train command of one run (``max_update`` overrides the budget)."""
         args = self.args
+        base = model_and_set(model)[0]
         return [
             sys.executable, "-m", "fairseq_cli.train", str(self.data_bin(model)),
             "--user-dir", USER_DIR, "--task", "translation_reorder",
             "--source-lang", args.source_lang, "--target-lang", args.target_lang,
-            *profile_settings(base_model(model), self.profile),
-            *model_flags(base_model(model), self.profile)[0],
+            *profile_settings(base, self.profile), *model_flags(base, self.profile)[0],
             "--seed", str(seed), "--max-update", str(max_update or self.updates),
             "--validate-interval-updates", str(self.profile["validate_every"]),
             "--save-dir", str(self.run_dir(model, seed) / "checkpoints"),
@@ -587,7 +589,7 @@ def run_study(args):
     require_files([args.reference] + ([args.gold, args.source_bpe, args.target_bpe]
                                       if args.gold else []))
     for model in args.models:
-        model_flags(base_model(model), study.profile)
+        model_flags(model_and_set(model)[0], study.profile)
         for _, test_positions in study.evaluations(model):
             study.data_bin(model, test_positions)
     # read before the work folder is made; the gold and BPE text, which xlpe-aer reads only
