@@ -4,9 +4,9 @@ import json
 
 import pytest
 
-from evaluation.tiny_checkpoints import session_checkpoints
+from evaluation.tiny_checkpoints import session_checkpoints, session_lstm_checkpoint
 from xlpe_fairseq.evaluation.alignment_error_rate import read_predicted, word_index_of_pieces
-from xlpe_fairseq.evaluation.attention_alignment import main
+from xlpe_fairseq.evaluation.attention_alignment import attention_links, load_model, main
 
 
 @pytest.fixture(scope="module")
@@ -67,26 +67,14 @@ def test_bpe_text_that_does_not_match_the_binarized_split_names_the_line(tiny, c
 
 
 
-def test_lstm_reads_its_attention_columns_in_its_own_padding(tiny):
+def test_lstm_reads_its_attention_columns_in_its_own_padding(tiny, tmp_path_factory):
     """fairseq's LSTM right-pads the source that the task left-pads, and so are the columns
     of its attention: a left-padded batch must give the links of a right-padded one."""
-    from test_cli_end_to_end import USER_DIR, run
-    from xlpe_fairseq.evaluation.attention_alignment import attention_links, load_model
-
     corpus, _ = tiny
-    save_dir = corpus["root"] / "lstm"
-    run("fairseq_cli.train", corpus["data_bin"], "--user-dir", USER_DIR, "--task",
-        "translation_reorder", "--arch", "lstm_6l_wmt_en_de", "--encoder-layers", "2",
-        "--decoder-layers", "2", *[option for side in ("encoder", "decoder")
-                                   for option in (f"--{side}-embed-dim", "16",
-                                                  f"--{side}-hidden-size", "16")],
-        "--decoder-out-embed-dim", "16", "--criterion", "label_smoothed_cross_entropy",
-        "--optimizer", "adam", "--lr", "0.003", "--max-tokens", "1000", "--max-update", "6",
-        "--save-dir", save_dir, "--no-epoch-checkpoints", "--seed", "3", "--no-progress-bar",
-        "--num-workers", "0")
+    checkpoint = session_lstm_checkpoint(tmp_path_factory)
     links = {}
     for left_pad in (True, False):
-        model, task = load_model(str(save_dir / "checkpoint_last.pt"), str(corpus["data_bin"]))
+        model, task = load_model(str(checkpoint), str(corpus["data_bin"]))
         task.cfg.left_pad_source = left_pad
         links[left_pad] = attention_links(model, task, "test")
     assert len({source_length for _, source_length, _ in links[True]}) > 1, (

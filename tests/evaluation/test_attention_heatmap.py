@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from evaluation.tiny_checkpoints import session_checkpoints
+from evaluation.tiny_checkpoints import session_checkpoints, session_lstm_checkpoint
 from xlpe_fairseq.evaluation.attention_heatmap import display_token, forced_attention, main
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -27,6 +27,15 @@ def test_attention_rows_are_distributions_over_the_source(tiny):
     expected_source = (corpus["bpe"] / "test.xx").read_text().splitlines()[3].split() + ["</s>"]
     expected_target = (corpus["bpe"] / "test.yy").read_text().splitlines()[3].split() + ["</s>"]
     assert (source, target) == (expected_source, expected_target)
+    assert attention.shape == (len(target), len(source))
+    np.testing.assert_allclose(attention.sum(axis=1), 1.0, rtol=1e-5)
+
+
+def test_an_lstm_shows_its_one_attention(tiny, tmp_path_factory):
+    corpus, _ = tiny
+    attention, source, target, layer = forced_attention(
+        str(session_lstm_checkpoint(tmp_path_factory)), str(corpus["data_bin"]), "test", 3)
+    assert layer == 1, "an LSTM's attention comes after its last (second) layer"
     assert attention.shape == (len(target), len(source))
     np.testing.assert_allclose(attention.sum(axis=1), 1.0, rtol=1e-5)
 

@@ -50,6 +50,32 @@ def train(corpus, name, *arch):
     return save_dir / "checkpoint_last.pt"
 
 
+def train_lstm(corpus):
+    """fairseq's LSTM (XL PE Table 4's preset at a tiny size): one attention, after its last
+    layer, and a source it right-pads."""
+    save_dir = corpus["root"] / "lstm"
+    sizes = [option for side in ("encoder", "decoder")
+             for option in (f"--{side}-embed-dim", "16", f"--{side}-hidden-size", "16",
+                            f"--{side}-layers", "2")]
+    run("fairseq_cli.train", corpus["data_bin"], "--user-dir", USER_DIR, "--task",
+        "translation_reorder", "--arch", "lstm_6l_wmt_en_de", *sizes,
+        "--decoder-out-embed-dim", "16", "--criterion", "label_smoothed_cross_entropy",
+        "--optimizer", "adam", "--lr", "0.003", "--max-tokens", "1000", "--max-update", "6",
+        "--save-dir", save_dir, "--no-epoch-checkpoints", "--seed", "3", "--no-progress-bar",
+        "--num-workers", "0")
+    return save_dir / "checkpoint_last.pt"
+
+
+@functools.cache
+def lstm_checkpoint(root):
+    """An LSTM checkpoint on the tiny corpus under ``root`` (built on first use)."""
+    return train_lstm(tiny_checkpoints(root)[0])
+
+
+def session_lstm_checkpoint(tmp_path_factory):
+    return lstm_checkpoint(tmp_path_factory.getbasetemp() / "evaluation-tiny")
+
+
 @functools.cache
 def tiny_checkpoints(root):
     """``(corpus, checkpoints)`` built under ``root``: paths of the raw, BPE and binarized

@@ -49,25 +49,51 @@ def load_model(checkpoint, data_bin, preorderer=None):
     return ensemble[0].eval(), task
 
 
-def attention_links(model, task, split, alignment_layer=None, max_tokens=4000):
-    """``(links, source_length, target_length)`` per sentence of ``split``, in corpus order:
-    the BPE-piece links ``{(source, target)}`` and the piece counts without EOS.
+def attention_layer(model, layer=None):
+    """The decoder layer whose encoder-decoder attention is read: ``layer`` (0-based), by
+    default the penultimate (the only one of a one-layer decoder), as in XL PE §4.3. fairseq's
+    LSTM has one attention, after its last layer: that one."""
+    from fairseq.models.lstm import LSTMModel
 
-    ``alignment_layer`` defaults to the penultimate decoder layer (the only one, for a
-    one-layer decoder). fairseq's LSTM has one attention, after its last layer: that one.
-    """
-    import torch
+    layers = model.decoder.num_layers
+    if isinstance(model, LSTMModel):
+        if layer not in (None, layers - 1):
+            raise InputError(f"layer {layer}: an LSTM has one attention, after its last "
+                             f"layer ({layers - 1})")
+        return layers - 1
+    layer = max(layers - 2, 0) if layer is None else layer
+    if not 0 <= layer < layers:
+        raise InputError(f"layer {layer}: the decoder has layers 0..{layers - 1}")
+    return layer
+
+
+def forced_attention_of_batch(model, net_input, layer):
+    """``(attention, source tokens)`` of one force-decoded batch: attention batch x target x
+    source (fairseq's mean over heads) of decoder layer ``layer`` (see ``attention_layer``),
+    and the source tokens in the order of its columns: fairseq's LSTM right-pads the source
+    that the task left-pads, and so are its attention's columns."""
     from fairseq.models.lstm import LSTMModel
     from fairseq.utils import convert_padding_direction
 
-    lstm = isinstance(model, LSTMModel)
-    layers = model.decoder.num_layers
-    if alignment_layer is None:
-        alignment_layer = max(layers - 2, 0)
-    if lstm and alignment_layer != max(layers - 2, 0):
-        raise InputError("--alignment-layer: an LSTM has one attention, after its last layer")
-    if not 0 <= alignment_layer < layers:
-        raise InputError(f"--alignment-layer {alignment_layer}: the decoder has {layers} layers")
+    source = net_input["src_tokens"]
+    if isinstance(model, LSTMModel):
+        _, attention = model(**net_input)
+        if model.encoder.left_pad:
+            source = convert_padding_direction(source, model.encoder.padding_idx,
+                                               left_to_right=True)
+        return attention, source
+    _, extra = model(**net_input, features_only=True, alignment_layer=layer)
+    return extra["attn"][0], source
+
+
+def attention_links(model, task, split, alignment_layer=None, max_tokens=4000):
+    """``(links, source_length, target_length)`` per sentence of ``split``, in corpus order:
+    the BPE-piece links ``{(source, target)}`` and the piece counts without EOS, from the
+    attention of ``attention_layer(model, alignment_layer)``.
+    """
+    import torch
+
+    alignment_layer = attention_layer(model, alignment_layer)
     task.load_dataset(split)
     dataset = task.dataset(split)
     batches = task.get_batch_iterator(
@@ -80,17 +106,8 @@ def attention_links(model, task, split, alignment_layer=None, max_tokens=4000):
     links = [None] * len(dataset)
     with torch.no_grad():
         for sample in batches:
-            source_tokens = sample["net_input"]["src_tokens"]
-            if lstm:
-                _, attention = model(**sample["net_input"])  # batch x target x source
-                if model.encoder.left_pad:
-                    # the LSTM encoder right-pads the source: so are its attention's columns
-                    source_tokens = convert_padding_direction(source_tokens, source_pad,
-                                                              left_to_right=True)
-            else:
-                _, extra = model(**sample["net_input"], features_only=True,
-                                 alignment_layer=alignment_layer)
-                attention = extra["attn"][0]  # batch x target x source, mean over heads
+            attention, source_tokens = forced_attention_of_batch(model, sample["net_input"],
+                                                                 alignment_layer)
             for row, sentence_id in enumerate(sample["id"].tolist()):
                 source_ok = source_tokens[row].ne(source_pad) & source_tokens[row].ne(source_eos)
                 target_ok = sample["target"][row].ne(pad) & sample["target"][row].ne(eos)
@@ -168,7 +185,8 @@ def build_parser():
     parser.add_argument("--data-bin", help="binarized data of the split, for --checkpoint")
     parser.add_argument("--split", default="test", help="split of --data-bin (default: test)")
     parser.add_argument("--alignment-layer", type=int,
-                        help="0-based decoder layer (default: the penultimate, as in XL PE §4.3)")
+                        help="0-based decoder layer (default: the penultimate, as in XL PE §4.3; "
+                        "an LSTM's one attention comes after its last layer)")
     parser.add_argument("--preorderer", help="preorderer checkpoint for XL PE models on a split "
                         "without reorder files (default: the one in the checkpoint's config)")
     parser.add_argument("--max-tokens", type=int, default=4000)

@@ -6,7 +6,7 @@ side: rows are the target tokens being predicted, columns the source BPE tokens.
 qualitative view of where a model looks while reordering, cf. the attention and case analyses
 of Chen et al. (2019, §6.6) and Ding et al. (2020, §4). The default layer is the
 penultimate one, whose attention is commonly the most alignment-like (the last layer's is
-often diffuse).
+often diffuse); fairseq's LSTM has one attention, after its last layer, and shows that.
 
 Right-to-left tokens (Hebrew, Arabic) are drawn with their characters reversed, combining
 marks kept on their base letter, because matplotlib lays text out left to right only.
@@ -18,7 +18,7 @@ import unicodedata
 from pathlib import Path
 
 from ..preprocessing.io_utils import InputError, atomic_output, run_command
-from .attention_alignment import load_model
+from .attention_alignment import attention_layer, forced_attention_of_batch, load_model
 from .compare import named_path
 
 BPE_CONTINUATION = "@@"
@@ -60,14 +60,14 @@ def forced_attention(checkpoint, data_bin, split, index, layer=None, preorderer=
     sample = dataset.collater([dataset[index]])
     if sample.get("target") is None:
         raise InputError(f"{data_bin}: split {split!r} has no target side to force-decode")
-    layers = model.decoder.num_layers
-    layer = max(layers - 2, 0) if layer is None else layer
-    if not 0 <= layer < layers:
-        raise InputError(f"{checkpoint}: decoder has layers 0..{layers - 1}, not {layer}")
+    try:
+        layer = attention_layer(model, layer)
+    except InputError as error:
+        raise InputError(f"{checkpoint}: {error}") from None
     with torch.no_grad():
-        _, extra = model(**sample["net_input"], features_only=True, alignment_layer=layer)
-    attention = extra["attn"][0][0]  # fairseq averaged the heads; batch of one sentence
-    source = [task.source_dictionary[i] for i in sample["net_input"]["src_tokens"][0].tolist()]
+        attention, source_tokens = forced_attention_of_batch(model, sample["net_input"], layer)
+    attention = attention[0]  # a batch of one sentence
+    source = [task.source_dictionary[i] for i in source_tokens[0].tolist()]
     target = [task.target_dictionary[i] for i in sample["target"][0].tolist()]
     return attention.numpy(), source, target, layer
 
