@@ -40,10 +40,11 @@ def make_corpus(root):
     return {"root": root, "raw": raw, "bpe": bpe, "data_bin": data_bin}
 
 
-def train(corpus, name, *arch):
+def train(corpus, name, *model):
+    """A 6-update checkpoint of the model that the options ``model`` make."""
     save_dir = corpus["root"] / name
     run("fairseq_cli.train", corpus["data_bin"], "--user-dir", USER_DIR, "--task",
-        "translation_reorder", *arch, *TWO_DECODER_LAYERS, "--criterion",
+        "translation_reorder", *model, "--criterion",
         "label_smoothed_cross_entropy", "--label-smoothing", "0.1", "--optimizer", "adam",
         "--lr", "0.003", "--max-tokens", "1000", "--max-update", "6", "--save-dir", save_dir,
         "--no-epoch-checkpoints", "--seed", "3", "--no-progress-bar", "--num-workers", "0")
@@ -53,17 +54,11 @@ def train(corpus, name, *arch):
 def train_lstm(corpus):
     """fairseq's LSTM (XL PE Table 4's preset at a tiny size): one attention, after its last
     layer, and a source it right-pads."""
-    save_dir = corpus["root"] / "lstm"
     sizes = [option for side in ("encoder", "decoder")
              for option in (f"--{side}-embed-dim", "16", f"--{side}-hidden-size", "16",
                             f"--{side}-layers", "2")]
-    run("fairseq_cli.train", corpus["data_bin"], "--user-dir", USER_DIR, "--task",
-        "translation_reorder", "--arch", "lstm_6l_wmt_en_de", *sizes,
-        "--decoder-out-embed-dim", "16", "--criterion", "label_smoothed_cross_entropy",
-        "--optimizer", "adam", "--lr", "0.003", "--max-tokens", "1000", "--max-update", "6",
-        "--save-dir", save_dir, "--no-epoch-checkpoints", "--seed", "3", "--no-progress-bar",
-        "--num-workers", "0")
-    return save_dir / "checkpoint_last.pt"
+    return train(corpus, "lstm", "--arch", "lstm_6l_wmt_en_de", *sizes,
+                 "--decoder-out-embed-dim", "16")
 
 
 @functools.cache
@@ -82,8 +77,9 @@ def tiny_checkpoints(root):
     corpus, and the checkpoints ``tied`` and ``untied``."""
     corpus = make_corpus(root)
     return corpus, {
-        "tied": train(corpus, "tied", "--arch", "transformer", "--share-all-embeddings"),
-        "untied": train(corpus, "untied", "--arch", "transformer"),
+        "tied": train(corpus, "tied", "--arch", "transformer", "--share-all-embeddings",
+                      *TWO_DECODER_LAYERS),
+        "untied": train(corpus, "untied", "--arch", "transformer", *TWO_DECODER_LAYERS),
     }
 
 
