@@ -76,7 +76,8 @@ COMMON=(
     --user-dir "$USER_DIR" --task translation_reorder --source-lang he --target-lang en
     "${DEMO_SETTINGS[@]}" "${DEVICE_FLAGS[@]}"
 )
-# fairseq's lstm has neither feed-forward blocks nor attention heads, and refuses their options
+# fairseq's lstm has neither feed-forward blocks nor attention heads, and refuses their options;
+# its hidden size is the demo's width
 LSTM_COMMON=()
 for ((k = 0; k < ${#COMMON[@]}; k++)); do
     case ${COMMON[k]} in
@@ -84,6 +85,11 @@ for ((k = 0; k < ${#COMMON[@]}; k++)); do
             --decoder-attention-heads) k=$((k + 1)) ;;
         *) LSTM_COMMON+=("${COMMON[k]}") ;;
     esac
+done
+for ((k = 1; k < ${#COMMON[@]}; k++)); do
+    if [[ ${COMMON[k - 1]} == --encoder-embed-dim ]]; then
+        LSTM_UNITS=${COMMON[k]}
+    fi
 done
 
 model_flags() {
@@ -103,8 +109,8 @@ model_flags() {
             --relative-positions-in decoder --absolute-positions decoder ;;
         relpe|rope|alibi) echo --arch "transformer_$1" ;;
         t5-bias) echo --arch transformer_t5_bias ;;
-        lstm) echo --arch lstm_6l_wmt_en_de --encoder-hidden-size 128 --decoder-hidden-size 128 \
-            --decoder-out-embed-dim 128 ;;
+        lstm) echo --arch lstm_6l_wmt_en_de --encoder-hidden-size "$LSTM_UNITS" \
+            --decoder-hidden-size "$LSTM_UNITS" --decoder-out-embed-dim "$LSTM_UNITS" ;;
         *) echo "unknown model $1" >&2; return 2 ;;
     esac
 }
