@@ -140,6 +140,18 @@ def test_position_sets_train_a_control_and_decode_with_other_test_positions(corp
     again = xlpe_study(*args)
     assert again.returncode == 0 and "6 already finished" in again.stderr, again.stderr[-3000:]
 
+    grown = xlpe_study(*args, "--positions", f"oracle={xlpe}")
+    assert grown.returncode == 0 and "6 already finished" in grown.stderr, \
+        "a new position set must join the study without retraining its finished runs: " \
+        + grown.stderr[-3000:]
+    settings = json.loads((work / "settings.json").read_text())
+    assert settings["positions"] == {"monotone": str(monotone.resolve()),
+                                     "oracle": str(xlpe.resolve())}
+    moved = [f"monotone={xlpe}" if arg == f"monotone={monotone}" else arg for arg in args]
+    refused = xlpe_study(*moved)
+    assert refused.returncode == 1 and "positions monotone" in refused.stderr, \
+        "a set's data-bin may not change under its name: " + refused.stderr[-3000:]
+
 
 def test_position_set_mistakes_are_refused_before_training(corpus, position_sets, tmp_path):
     monotone = position_sets[1]

@@ -261,21 +261,31 @@ class Study:
         }
 
     def check_settings(self):
-        """Write WORK/settings.json, or refuse a work folder made with other settings."""
+        """Write WORK/settings.json, or refuse a work folder made with other settings.
+
+        A new ``--positions`` set may join a study (its runs are new runs; the finished ones
+        keep their data), but a set's data-bin may not change under its name.
+        """
         path = self.work / "settings.json"
         settings = self.settings()
         if path.exists():
             with open(path, encoding="utf-8") as f:
                 previous = json.load(f)
             changed = sorted(key for key in set(settings) | set(previous)
-                             if settings.get(key) != previous.get(key))
+                             if key != "positions" and settings.get(key) != previous.get(key))
+            positions, previous_positions = (settings["positions"] or {},
+                                             previous.get("positions") or {})
+            changed += [f"positions {name}" for name, data_bin in previous_positions.items()
+                        if positions.get(name, data_bin) != data_bin]
             if changed:
                 raise InputError(f"{path}: this work folder was made with other settings "
                                  f"({', '.join(changed)} differ); use another --work")
-        else:
-            self.work.mkdir(parents=True, exist_ok=True)
-            with atomic_output(str(path)) as out:
-                json.dump(settings, out, indent=2)
+            if positions.keys() <= previous_positions.keys():
+                return
+            settings["positions"] = {**previous_positions, **positions}
+        self.work.mkdir(parents=True, exist_ok=True)
+        with atomic_output(str(path)) as out:
+            json.dump(settings, out, indent=2)
 
 
 def train(study, model, seed):
