@@ -10,7 +10,13 @@
 # shared pipeline write them). Writes
 #   OUT/oracle    the oracle in every split: its test row uses the test alignment, and so the
 #                 reference: an upper bound, not a system;
-#   OUT/monotone  every sentence in source order: XL PE with nothing reordered, the control.
+#   OUT/monotone  every sentence in source order: XL PE with nothing reordered, the control;
+# and, where the recipe ran the cross-fitted preorderer (XLPE_TRAIN_POSITIONS=predicted or mixed
+# writes BPE_DIR/train.pred.reorder and train.mixed.reorder),
+#   OUT/predicted train on the cross-fitted predictions, valid/test on the preorderer's
+#                 ({split}.pred.reorder): trained on positions like those it is tested on;
+#   OUT/mixed     train on the per-sentence mix of oracle and cross-fitted positions, valid/test
+#                 on the preorderer's.
 # Nothing under DATA_BIN or BPE_DIR is written; a set is built under a temporary name and then
 # moved into place.
 set -euo pipefail
@@ -29,6 +35,21 @@ for split in "${SPLITS[@]}"; do
         fi
     done
 done
+CROSS_FITTED=()
+for set in predicted:train.pred.reorder mixed:train.mixed.reorder; do
+    if [[ -f $BPE/${set#*:} ]]; then
+        CROSS_FITTED+=("$set")
+    fi
+done
+if ((${#CROSS_FITTED[@]})); then
+    for split in valid test; do
+        if [[ ! -f $BPE/$split.pred.reorder ]]; then
+            echo "$0: missing $BPE/$split.pred.reorder (the preorderer's $split positions, for" \
+                "the sets trained on cross-fitted positions)" >&2
+            exit 1
+        fi
+    done
+fi
 mkdir -p "$OUT"
 
 build_set() {  # NAME POSITIONS_OF_SPLIT_COMMAND
@@ -55,3 +76,10 @@ monotone_positions() {
 }
 build_set oracle oracle_positions
 build_set monotone monotone_positions
+cross_fitted_positions() {  # SPLIT: $TRAIN_POSITIONS for train, the preorderer's elsewhere
+    if [[ $1 == train ]]; then cat "$TRAIN_POSITIONS"; else cat "$BPE/$1.pred.reorder"; fi
+}
+for set in "${CROSS_FITTED[@]}"; do
+    TRAIN_POSITIONS=$BPE/${set#*:}
+    build_set "${set%%:*}" cross_fitted_positions
+done

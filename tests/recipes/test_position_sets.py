@@ -41,6 +41,45 @@ def test_oracle_and_monotone_sets_hold_the_expected_positions(tmp_path):
             list(range(len(line.split()))) for line in lines], f"monotone {split}"
     text = tmp_path / "sets/monotone/test.xx-yy.xx.bin"
     assert text.is_symlink() and text.resolve() == (data_bin / "test.xx-yy.xx.bin").resolve()
+    assert not (tmp_path / "sets/predicted").exists(), \
+        "no cross-fitted train positions, so no predicted set"
+
+
+def reversed_positions(path):
+    """A reorder file of the same lengths as ``path`` with every sentence reversed."""
+    return "".join(" ".join(str(len(line.split()) - 1 - k) for k in range(len(line.split())))
+                   + "\n" for line in path.read_text().splitlines())
+
+
+def test_cross_fitted_sets_train_on_their_file_and_test_on_the_preorderers(tmp_path):
+    raw, data_bin = binarized_corpus(tmp_path, {"train": 12, "valid": 4, "test": 5})
+    for split in ("train", "valid", "test"):
+        shutil.copy(raw / f"{split}.reorder", raw / f"{split}.btg.reorder")
+    (raw / "train.pred.reorder").write_text(reversed_positions(raw / "train.reorder"))
+    shutil.copy(raw / "train.reorder", raw / "train.mixed.reorder")
+    for split in ("valid", "test"):
+        (raw / f"{split}.pred.reorder").write_text(reversed_positions(raw / f"{split}.reorder"))
+    result = position_sets(data_bin, raw, "xx", "yy", tmp_path / "sets")
+    assert result.returncode == 0, result.stderr[-3000:]
+
+    def read(path):
+        return [[int(p) for p in line.split()] for line in path.read_text().splitlines()]
+    for name, train in (("predicted", "train.pred.reorder"), ("mixed", "train.mixed.reorder")):
+        assert positions(tmp_path / "sets" / name, "train") == read(raw / train), \
+            f"{name} must train on {train}"
+        for split in ("valid", "test"):
+            assert positions(tmp_path / "sets" / name, split) == read(
+                raw / f"{split}.pred.reorder"), f"{name} {split} must hold the preorderer's"
+
+
+def test_cross_fitted_sets_need_the_preorderers_test_positions(tmp_path):
+    raw, data_bin = binarized_corpus(tmp_path, {"train": 6, "valid": 2, "test": 2})
+    for split in ("train", "valid", "test"):
+        shutil.copy(raw / f"{split}.reorder", raw / f"{split}.btg.reorder")
+    shutil.copy(raw / "train.reorder", raw / "train.pred.reorder")
+    result = position_sets(data_bin, raw, "xx", "yy", tmp_path / "sets")
+    assert result.returncode == 1 and "valid.pred.reorder" in result.stderr, result.stderr
+    assert not (tmp_path / "sets").exists(), "nothing may be written before the check"
 
 
 def test_a_missing_oracle_file_is_named(tmp_path):
