@@ -83,13 +83,9 @@ for ((k = 0; k < ${#COMMON[@]}; k++)); do
     case ${COMMON[k]} in
         --encoder-ffn-embed-dim | --decoder-ffn-embed-dim | --encoder-attention-heads | \
             --decoder-attention-heads) k=$((k + 1)) ;;
+        --encoder-embed-dim) LSTM_UNITS=${COMMON[k + 1]}; LSTM_COMMON+=("${COMMON[k]}") ;;
         *) LSTM_COMMON+=("${COMMON[k]}") ;;
     esac
-done
-for ((k = 1; k < ${#COMMON[@]}; k++)); do
-    if [[ ${COMMON[k - 1]} == --encoder-embed-dim ]]; then
-        LSTM_UNITS=${COMMON[k]}
-    fi
 done
 
 model_flags() {
