@@ -257,3 +257,17 @@ def test_lstm_takes_the_profiles_width_and_depth_not_the_papers():
         assert (args.encoder_hidden_size, args.decoder_hidden_size,
                 args.decoder_out_embed_dim) == (width, width, width), profile
         assert (args.encoder_layers, args.decoder_layers) == (layers, layers), profile
+
+
+def test_train_args_validation_interval_replaces_the_profiles(corpus, tmp_path):
+    """One interval per command: the profile's unless --train-args names its own."""
+    def intervals(train_args):
+        args = build_parser().parse_args(study_args(corpus, tmp_path / "work"))
+        args.train_args = train_args
+        command = Study(args).train_command("transformer", 1)
+        return [command[k + 1] for k, option in enumerate(command)
+                if option == "--validate-interval-updates"]
+
+    assert intervals("") == [str(PROFILES["cpu-demo"]["validate_every"])]
+    assert intervals("--validate-interval-updates 7 --dropout 0.1") == ["7"], \
+        "the study's command must carry only the interval --train-args asked for"

@@ -232,15 +232,18 @@ class Study:
         """The fairseq-train command of one run (``max_update`` overrides the budget)."""
         args = self.args
         base = model_and_set(model)[0]
+        train_args = shlex.split(args.train_args)
+        # the profile's validation interval is a default: --train-args may set its own
+        validate = ([] if "--validate-interval-updates" in train_args else
+                    ["--validate-interval-updates", str(self.profile["validate_every"])])
         return [
             sys.executable, "-m", "fairseq_cli.train", str(self.data_bin(model)),
             "--user-dir", USER_DIR, "--task", "translation_reorder",
             "--source-lang", args.source_lang, "--target-lang", args.target_lang,
             *profile_settings(base, self.profile), *model_flags(base, self.profile)[0],
-            "--seed", str(seed), "--max-update", str(max_update or self.updates),
-            "--validate-interval-updates", str(self.profile["validate_every"]),
+            "--seed", str(seed), "--max-update", str(max_update or self.updates), *validate,
             "--save-dir", str(self.run_dir(model, seed) / "checkpoints"),
-            *self.device_flags("device"), *shlex.split(args.train_args),
+            *self.device_flags("device"), *train_args,
         ]
 
     def device_flags(self, key):
