@@ -1,6 +1,6 @@
-# Bash helpers shared by the data_prep recipes: step skipping, step timing, downloads with
-# checksum verification. Source it (`source "$(dirname "$0")/lib.sh"`); it defines functions and
-# CHECKSUMS_FILE, and changes no shell options.
+# Bash helpers shared by the data_prep recipes: step skipping, step timing, the BPE step,
+# downloads with checksum verification. Source it (`source "$(dirname "$0")/lib.sh"`); it
+# defines functions and CHECKSUMS_FILE, and changes no shell options.
 
 # fresh OUT... -- IN...: true when every OUT exists and is newer than every IN.
 fresh() {
@@ -57,6 +57,31 @@ cross_fit_train_positions() {
 # Expected checksums, one `ALGORITHM  HEX  FILENAME` line each (sha256 or md5), keyed by the
 # file name the recipes save a download under. Next to this file so every recipe shares it.
 CHECKSUMS_FILE=${CHECKSUMS_FILE:-$(dirname "${BASH_SOURCE[0]}")/checksums.txt}
+
+# bpe_splits TEXT BPE SRC TGT SPLIT...: joint BPE codes ($MERGES merges) learned on
+# TEXT/train.{SRC,TGT} into BPE/codes, applied to TEXT/SPLIT.LANG for every SPLIT and language.
+bpe_splits() {
+    local text=$1 bpe=$2 src=$3 tgt=$4 split lang
+    shift 4
+    if fresh "$bpe/codes" -- "$text/train.$src" "$text/train.$tgt"; then
+        skipped "learn BPE"
+    else
+        timed "learn BPE ($MERGES joint merges)" xlpe-bpe learn --merges "$MERGES" \
+            --input "$text/train.$src" "$text/train.$tgt" --codes "$bpe/codes" \
+            --workers "$WORKERS"
+    fi
+    for split in "$@"; do
+        for lang in "$src" "$tgt"; do
+            if fresh "$bpe/$split.$lang" -- "$bpe/codes" "$text/$split.$lang"; then
+                skipped "apply BPE $split.$lang"
+            else
+                timed "apply BPE $split.$lang" xlpe-bpe apply --codes "$bpe/codes" \
+                    --input "$text/$split.$lang" --output "$bpe/$split.$lang" \
+                    --workers "$WORKERS"
+            fi
+        done
+    done
+}
 
 # verify_checksum FILE: compare FILE with its line in $CHECKSUMS_FILE. A file without a line
 # passes, but its sha256 is printed as the line to add, so the next download is verified.

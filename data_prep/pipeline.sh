@@ -93,28 +93,6 @@ clean_train() {
     fi
 }
 
-# bpe_all OUT SRC TGT: joint codes from the training text of both sides, applied to every split.
-bpe_all() {
-    local out=$1 src=$2 tgt=$3 split lang
-    if fresh "$out/bpe/codes" -- "$out/tok/train.$src" "$out/tok/train.$tgt"; then
-        skipped "learn BPE"
-    else
-        timed "learn BPE ($MERGES joint merges)" xlpe-bpe learn --merges "$MERGES" \
-            --input "$out/tok/train.$src" "$out/tok/train.$tgt" --codes "$out/bpe/codes" \
-            --workers "$WORKERS"
-    fi
-    for split in "${PIPELINE_SPLITS[@]}"; do
-        for lang in "$src" "$tgt"; do
-            if fresh "$out/bpe/$split.$lang" -- "$out/bpe/codes" "$out/tok/$split.$lang"; then
-                skipped "apply BPE $split.$lang"
-            else
-                timed "apply BPE $split.$lang" xlpe-bpe apply --codes "$out/bpe/codes" \
-                    --input "$out/tok/$split.$lang" --output "$out/bpe/$split.$lang" \
-                    --workers "$WORKERS"
-            fi
-        done
-    done
-}
 
 # align_all OUT SRC TGT: one aligner run over train+valid+test, split back into
 # {split}.align. valid/test are aligned only for the oracle BTG order that the preorderer is
@@ -286,7 +264,7 @@ prepare_corpus() {
         done
     done
     clean_train "$out" "$src" "$tgt"
-    bpe_all "$out" "$src" "$tgt"
+    bpe_splits "$out/tok" "$out/bpe" "$src" "$tgt" "${PIPELINE_SPLITS[@]}"
     align_all "$out" "$src" "$tgt"
     reorder dpe train "$out" "$src" "$tgt"
     for split in "${PIPELINE_SPLITS[@]}"; do

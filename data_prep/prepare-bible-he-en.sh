@@ -76,23 +76,7 @@ else
 fi
 
 # 2. Joint BPE codes learned on the training text of both sides, applied to every split.
-if fresh "$BPE/codes" -- "$CORPUS/train.$SRC" "$CORPUS/train.$TGT"; then
-    skipped "learn BPE"
-else
-    timed "learn BPE ($MERGES joint merges)" xlpe-bpe learn --merges "$MERGES" \
-        --input "$CORPUS/train.$SRC" "$CORPUS/train.$TGT" --codes "$BPE/codes" \
-        --workers "$WORKERS"
-fi
-for split in "${SPLITS[@]}"; do
-    for lang in "$SRC" "$TGT"; do
-        if fresh "$BPE/$split.$lang" -- "$BPE/codes" "$CORPUS/$split.$lang"; then
-            skipped "apply BPE $split.$lang"
-        else
-            timed "apply BPE $split.$lang" xlpe-bpe apply --codes "$BPE/codes" \
-                --input "$CORPUS/$split.$lang" --output "$BPE/$split.$lang" --workers "$WORKERS"
-        fi
-    done
-done
+bpe_splits "$CORPUS" "$BPE" "$SRC" "$TGT" "${SPLITS[@]}"
 
 # align_splits SPLIT...: align the pairs of all SPLITs in one aligner run and cut the links
 # back into $BPE/SPLIT.align, so that every split gets the lexical statistics of all of them.
