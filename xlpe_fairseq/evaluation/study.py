@@ -656,7 +656,8 @@ def build_parser():
     parser.add_argument("--cpu", action="store_true", help="train and decode on the CPU "
                         "whatever the profile")
     parser.add_argument("--train-args", default="", help="further fairseq-train options for "
-                        "every run, one string (part of the study's settings)")
+                        "every run, one string (part of the study's settings); a "
+                        "--validate-interval-updates here replaces the profile's")
     parser.add_argument("--positions", action="append", default=[], type=position_set,
                         metavar="NAME=DATA_BIN", help="a named position set: a data-bin with the "
                         "same text and other reorder positions (repeatable); MODEL@NAME trains "
