@@ -93,7 +93,6 @@ clean_train() {
     fi
 }
 
-
 # align_all OUT SRC TGT: one aligner run over train+valid+test, split back into
 # {split}.align. valid/test are aligned only for the oracle BTG order that the preorderer is
 # validated and scored against; the models never see their alignments.

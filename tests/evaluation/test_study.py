@@ -265,9 +265,12 @@ def test_train_args_validation_interval_replaces_the_profiles(corpus, tmp_path):
         args = build_parser().parse_args(study_args(corpus, tmp_path / "work"))
         args.train_args = train_args
         command = Study(args).train_command("transformer", 1)
-        return [command[k + 1] for k, option in enumerate(command)
-                if option == "--validate-interval-updates"]
+        return [command[k + 1] if option == "--validate-interval-updates" else option
+                for k, option in enumerate(command)
+                if option.split("=")[0] == "--validate-interval-updates"]
 
     assert intervals("") == [str(PROFILES["cpu-demo"]["validate_every"])]
     assert intervals("--validate-interval-updates 7 --dropout 0.1") == ["7"], \
         "the study's command must carry only the interval --train-args asked for"
+    assert intervals("--validate-interval-updates=7") == ["--validate-interval-updates=7"], \
+        "an interval written as --option=value replaces the profile's too"

@@ -234,7 +234,9 @@ class Study:
         base = model_and_set(model)[0]
         train_args = shlex.split(args.train_args)
         # the profile's validation interval is a default: --train-args may set its own
-        validate = ([] if "--validate-interval-updates" in train_args else
+        asked = any(option.split("=")[0] == "--validate-interval-updates"
+                    for option in train_args)
+        validate = ([] if asked else
                     ["--validate-interval-updates", str(self.profile["validate_every"])])
         return [
             sys.executable, "-m", "fairseq_cli.train", str(self.data_bin(model)),
