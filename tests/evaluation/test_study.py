@@ -76,6 +76,11 @@ def test_study_trains_every_run_resumes_an_interrupted_one_and_reports(corpus):
         for seed in (1, 2):
             result = json.loads((work / "runs" / model / f"seed{seed}" / "result.json").read_text())
             assert result["sentences"] == 16 and result["curve"], (model, seed)
+            output = work / "hypotheses" / model / f"seed{seed}.txt"
+            lines = output.read_text(encoding="utf-8").split("\n")[:-1]
+            references = (corpus.raw / "test.yy").read_text(encoding="utf-8").splitlines()
+            assert round(sacrebleu.corpus_bleu(lines, [references]).score, 2) == \
+                result["bleu"], f"{output} must be the output its run's BLEU was scored on"
 
     logs = {path: path.stat().st_size for path in work.glob("runs/*/*/train.log")}
     again = xlpe_study(*study_args(corpus, work))
@@ -136,6 +141,13 @@ def test_position_sets_train_a_control_and_decode_with_other_test_positions(corp
         "decoding with monotone test positions must change XL PE's scores"
     markdown = (work / "report.md").read_text()
     assert "| xlpe-inxl [test: monotone] |" in markdown and "`MODEL@SET`" in markdown
+    outputs = sorted(path.relative_to(work / "hypotheses").as_posix()
+                     for path in (work / "hypotheses").glob("*/*.txt"))
+    assert outputs == ["transformer/seed1.txt", "transformer/seed2.txt",
+                       "xlpe-inxl/seed1.test-monotone.txt", "xlpe-inxl/seed1.txt",
+                       "xlpe-inxl/seed2.test-monotone.txt", "xlpe-inxl/seed2.txt",
+                       "xlpe-inxl@monotone/seed1.txt", "xlpe-inxl@monotone/seed2.txt"], \
+        "the report keeps one test output per row and seed"
 
     again = xlpe_study(*args)
     assert again.returncode == 0 and "6 already finished" in again.stderr, again.stderr[-3000:]

@@ -13,7 +13,9 @@ gold alignments are given), and writes one report:
   replacement per system), so a difference smaller than the seed spread is not called
   significant;
 - training curves (validation loss over updates, mean over seeds) as a PNG;
-- the settings and every run's fairseq-train command.
+- the settings and every run's fairseq-train command;
+- every evaluation's detokenized test output (``hypotheses/``), so each number can be checked
+  with sacreBLEU, and a system added later compared, without the runs' checkpoints.
 
 Whether XL PE uses its positions is a question of the positions it is given, so a study can
 name position sets (``--positions NAME=DATA_BIN``: the same text with other reorder positions,
@@ -510,13 +512,22 @@ def markdown_report(summary, commands):
         f"BLEU: {summary['bleu_signature']}",
         f"chrF: {summary['chrf_signature']}",
         "",
-        "Training curves: `curves.png` (validation loss, mean over seeds).",
+        "Training curves: `curves.png` (validation loss, mean over seeds). Test outputs: "
+        "`hypotheses/MODEL/seedS.txt` (`seedS.test-SET.txt` for a row `[test: SET]`), "
+        "detokenized as scored.",
         "",
         "## Commands",
         "",
         *[f"    {command}" for command in commands],
     ]
     return "\n".join(lines) + "\n"
+
+
+def hypotheses_file(work, model, seed, test_positions=None):
+    """Where the report keeps one evaluation's detokenized test output, as it was scored:
+    the numbers can be checked and new systems compared without the runs' checkpoints."""
+    suffix = f".test-{test_positions}" if test_positions else ""
+    return work / "hypotheses" / model / f"seed{seed}{suffix}.txt"
 
 
 def write_report(study, models, seeds, references):
@@ -530,6 +541,9 @@ def write_report(study, models, seeds, references):
                     results[label, seed] = json.load(f)
                 hypotheses[label, seed] = detokenize(
                     read_hypotheses(str(output), len(references)), study.args.target_lang)
+                with atomic_output(str(hypotheses_file(study.work, model, seed,
+                                                       test_positions))) as out:
+                    out.writelines(line + "\n" for line in hypotheses[label, seed])
         for seed in seeds:
             commands.append((study.run_dir(model, seed) / "command.txt")
                             .read_text(encoding="utf-8").strip())
