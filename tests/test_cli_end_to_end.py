@@ -127,6 +127,16 @@ def test_reloaded_checkpoint_gives_identical_translations(data_bin, checkpoints)
     ]
 
 
+def test_resumed_training_ends_where_uninterrupted_training_ends(data_bin, checkpoints, tmp_path):
+    """xlpe-study resumes interrupted runs and reports them beside uninterrupted ones: resuming
+    from update 4 must give the very parameters of one run straight to update 8."""
+    train(data_bin, tmp_path, 8)
+    straight = torch.load(tmp_path / "checkpoint_last.pt", map_location="cpu")["model"]
+    resumed = torch.load(checkpoints / "checkpoint_last.pt", map_location="cpu")["model"]
+    differing = [name for name in straight if not torch.equal(straight[name], resumed[name])]
+    assert not differing, f"resumed training differs from uninterrupted training in {differing[:5]}"
+
+
 def test_ensemble_and_score_reference(data_bin, checkpoints):
     ensemble = f"{checkpoints / 'checkpoint_last.pt'}:{checkpoints / 'checkpoint_best.pt'}"
     out = generate(data_bin, ensemble, "--beam", "2")

@@ -163,6 +163,34 @@ class TranslationReorderTask(TranslationTask):
                 self._require_positions(split, self._data_path(split, 1))
         return model
 
+    def get_batch_iterator(self, dataset, epoch=1, disable_iterator_cache=False,
+                           update_epoch_batch_itr=False, **kwargs):
+        """Batch a resumed run as the uninterrupted run batched.
+
+        fairseq sorts a dataset into batches once, shuffling ties with ``seed + epoch`` of the
+        epoch that creates the iterator, and reuses those batches in every later epoch. A run
+        resumed at epoch E would break ties with ``seed + E`` and train on other batches from
+        then on, so it would not end where the same run without the interruption ends. The
+        first iterator of a resumed run is therefore built as at epoch 1 and moved to E.
+        """
+        reusable = (
+            not disable_iterator_cache
+            and not update_epoch_batch_itr
+            and not getattr(self.cfg, "rebuild_batches", False)
+            and self.can_reuse_epoch_itr(dataset)
+        )
+        resumed = reusable and epoch > 1 and dataset not in self.dataset_to_epoch_iter
+        iterator = super().get_batch_iterator(
+            dataset,
+            epoch=1 if resumed else epoch,
+            disable_iterator_cache=disable_iterator_cache,
+            update_epoch_batch_itr=update_epoch_batch_itr,
+            **kwargs,
+        )
+        if resumed:
+            iterator.epoch = epoch
+        return iterator
+
     def inference_step(self, generator, models, sample, prefix_tokens=None, constraints=None):
         # fairseq-interactive rebuilds net_input from src_tokens alone, so positions for raw
         # input are predicted here, where every generation path passes through
