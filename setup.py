@@ -17,6 +17,7 @@ CONSOLE_SCRIPTS = [
     "xlpe-preorder = xlpe_fairseq.preordering.predict:main",
     "xlpe-preorder-crossfit = xlpe_fairseq.preordering.cross_fit:main",
     "xlpe-reorder-score = xlpe_fairseq.preordering.metrics:main",
+    "xlpe-reorder-ceiling = xlpe_fairseq.preordering.ceiling:main",
     "xlpe-reorder-text = xlpe_fairseq.reordering.reorder_text:main",
     "xlpe-bleu = xlpe_fairseq.evaluation.bleu:main",
     "xlpe-libreoffice-corpus = xlpe_fairseq.preprocessing.libreoffice_corpus:main",

@@ -8,7 +8,8 @@
 #   bpe/        BPE text, codes, word alignments, reorder files:
 #               train.dpe.reorder (DPE target), {split}.btg.reorder (BTG oracle),
 #               {valid,test}.pred.reorder (preorderer predictions from the source alone)
-#   preorderer.pt, preorderer.test.score (predicted vs oracle BTG order on test)
+#   preorderer.pt, preorderer.test.score (predicted vs oracle BTG order on test),
+#   preorderer.ceiling (xlpe-reorder-ceiling on train: how much a source-only model can predict)
 #   data-bin/text  fairseq-preprocess output (baseline Transformer, Reordering Embeddings)
 #   data-bin/dpe   text + train positions from the DPE rules (transformer_dpe)
 #   data-bin/xlpe  text + train positions chosen by XLPE_TRAIN_POSITIONS, preorderer
@@ -170,6 +171,15 @@ preorder() {
         mv "$out/preorderer.test.score.tmp" "$out/preorderer.test.score"
         echo "== preorderer on test:" >&2
         cat "$out/preorderer.test.score" >&2
+    fi
+    if fresh "$out/preorderer.ceiling" -- "$bpe/train.$src" "$bpe/train.btg.reorder"; then
+        skipped "preorderer ceiling"
+    else
+        xlpe-reorder-ceiling --source "$bpe/train.$src" --reorder "$bpe/train.btg.reorder" \
+            >"$out/preorderer.ceiling.tmp"
+        mv "$out/preorderer.ceiling.tmp" "$out/preorderer.ceiling"
+        echo "== the oracle of repeated train sources scored on each other:" >&2
+        cat "$out/preorderer.ceiling" >&2
     fi
 }
 

@@ -145,6 +145,14 @@ def reorder_score(tmp):
     return (["--hypothesis", hypothesis, "--reference", reference], not_utf8(hypothesis, 2))
 
 
+def reorder_ceiling(tmp):
+    source = text_file(tmp / "train.en", ["a b", "a b", "c d"])
+    reorder_path = text_file(tmp / "train.reorder", ["1 0", "0 1", "0 1"])
+    target = text_file(tmp / "train.de", ["B A", "A B", "C D"], bad_line=3)
+    return (["--source", source, "--reorder", reorder_path, "--target", target],
+            not_utf8(target, 3))
+
+
 def reorder_text(tmp):
     source = text_file(tmp / "test.he", ["a b"] * 5000, bad_line=4000)
     reorder_path = text_file(tmp / "test.reorder", ["1 0"] * 5000)
@@ -323,6 +331,7 @@ CASES = {
     "xlpe-preorder": [preorder],
     "xlpe-preorder-crossfit": [preorder_crossfit],
     "xlpe-reorder-score": [reorder_score],
+    "xlpe-reorder-ceiling": [reorder_ceiling],
     "xlpe-reorder-text": [reorder_text],
     "xlpe-bleu": [bleu, bleu_reference],
     "xlpe-libreoffice-corpus": [libreoffice_corpus],

@@ -107,6 +107,7 @@ def check_outputs(out, src, tgt):
         for split in splits:
             assert (variant_dir / f"{split}.reorder.{src}-{tgt}.bin").exists(), (variant, split)
     assert (out / "preorderer.test.score").read_text().strip(), "no preorderer score"
+    assert (out / "preorderer.ceiling").read_text().strip(), "no xlpe-reorder-ceiling report"
     env = (out / "recipe.env").read_text()
     assert f"SRC={src}" in env and f"TGT={tgt}" in env
 

@@ -1,0 +1,91 @@
+"""xlpe-reorder-ceiling: the oracle of one occurrence of a repeated source scored on another."""
+import pytest
+
+from xlpe_fairseq.preordering import ceiling
+
+
+def write_lines(path, rows):
+    path.write_text("".join(" ".join(map(str, row)) + "\n" for row in rows))
+    return str(path)
+
+
+def test_pairs_are_ordered_and_within_groups_of_repeated_sources_of_two_or_more_tokens():
+    sources = [["a", "b"], ["c"], ["a", "b"], ["c"], ["d", "e"], ["a", "b"]]
+    pairs = ceiling.repeated_source_pairs(sources)
+    assert sorted(pairs) == [(0, 2), (0, 5), (2, 0), (2, 5), (5, 0), (5, 2)], (
+        "every ordered pair of the three 'a b' lines, and nothing from the one-token 'c' "
+        "or the unrepeated 'd e'")
+
+
+def test_agreeing_oracles_close_the_whole_gap_and_disagreeing_ones_none_of_it():
+    agreeing = ceiling.copy_agreement([[1, 0], [1, 0]], [(0, 1), (1, 0)])
+    assert agreeing["copy"]["kendall_tau"] == 1.0
+    assert agreeing["monotone"]["kendall_tau"] == -1.0
+    assert agreeing["gap_closed"] == 1.0
+    # one translation keeps the order, the other swaps: copying either is always wrong
+    disagreeing = ceiling.copy_agreement([[0, 1], [1, 0]], [(0, 1), (1, 0)])
+    assert disagreeing["copy"]["kendall_tau"] == -1.0
+    assert disagreeing["monotone"]["kendall_tau"] == 0.0
+    assert disagreeing["gap_closed"] == -1.0
+
+
+def test_no_gap_when_every_oracle_is_monotone():
+    assert ceiling.copy_agreement([[0, 1], [0, 1]], [(0, 1), (1, 0)])["gap_closed"] is None
+
+
+def test_report_splits_by_source_length_and_by_target():
+    sources = [["a", "b"]] * 3 + [list("cdefghi")] * 2
+    positions = [[1, 0], [1, 0], [0, 1], [6, 0, 1, 2, 3, 4, 5], [6, 0, 1, 2, 3, 4, 5]]
+    targets = ["B A", "B A", "A B", "x", "y"]
+    rows = dict(ceiling.ceiling_report(sources, positions, targets, short_length=6))
+    assert rows["all"]["pairs"] == 8
+    assert rows["2-6 tokens"]["pairs"] == 6 and rows[">6 tokens"]["pairs"] == 2
+    assert rows[">6 tokens"]["gap_closed"] == 1.0, "identical long oracles: the copy is exact"
+    assert rows["same target"]["pairs"] == 2 and rows["same target"]["gap_closed"] == 1.0
+    # other targets: four short pairs whose copies never match, two long ones that do
+    assert rows["other target"]["pairs"] == 6
+    assert rows["other target"]["copy"]["exact_match"] == pytest.approx(2 / 6)
+
+
+def test_command_prints_the_table(tmp_path, capsys):
+    source = write_lines(tmp_path / "train.en", [["a", "b"], ["a", "b"], ["c", "d"]])
+    reorder = write_lines(tmp_path / "train.reorder", [[1, 0], [1, 0], [0, 1]])
+    target = write_lines(tmp_path / "train.de", [["B", "A"], ["B", "A"], ["C", "D"]])
+    ceiling.main(["--source", source, "--reorder", reorder, "--target", target])
+    report = capsys.readouterr().out
+    row = next(line for line in report.splitlines() if line.startswith("all"))
+    assert row.split()[1:5] == ["2", "1.0000", "-1.0000", "100%"], report
+    assert "same target" in report and "other target" not in report, report
+
+
+def test_command_says_so_when_no_source_repeats(tmp_path, capsys):
+    source = write_lines(tmp_path / "train.en", [["a", "b"], ["c", "d"]])
+    reorder = write_lines(tmp_path / "train.reorder", [[1, 0], [0, 1]])
+    ceiling.main(["--source", source, "--reorder", reorder])
+    assert "no source of two or more tokens occurs twice" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("reorder_rows, target_rows, fragments", [
+    ([[1, 0]], None, ["train.reorder", "differ in length"]),
+    ([[1, 0], [0, 1, 2]], None, ["train.reorder", "line 2"]),
+    ([[1, 0], [0, 1]], [["A"]], ["train.de", "differ in length"]),
+])
+def test_bad_input_exits_1_naming_the_file(tmp_path, capsys, reorder_rows, target_rows,
+                                           fragments):
+    source = write_lines(tmp_path / "train.en", [["a", "b"], ["a", "b"]])
+    argv = ["--source", source, "--reorder", write_lines(tmp_path / "train.reorder", reorder_rows)]
+    if target_rows is not None:
+        argv += ["--target", write_lines(tmp_path / "train.de", target_rows)]
+    with pytest.raises(SystemExit) as exit_info:
+        ceiling.main(argv)
+    assert exit_info.value.code == 1
+    message = capsys.readouterr().err
+    assert all(fragment in message for fragment in fragments), message
+
+
+def test_missing_file_exits_1(tmp_path, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        ceiling.main(["--source", str(tmp_path / "absent.en"), "--reorder",
+                      str(tmp_path / "absent.reorder")])
+    assert exit_info.value.code == 1
+    assert "absent.en" in capsys.readouterr().err

@@ -1,0 +1,117 @@
+"""How much of the oracle a source-only preorderer can hope to predict, from repeated sources.
+
+A preorderer sees the source alone, but the oracle it is scored against (``xlpe-reorder
+--method btg``) is read off one reference translation and its word alignment. Where a corpus
+holds the same source sentence more than once, the oracle of one occurrence, taken as the
+prediction for another, scores what a model that had memorized that very sentence would score:
+whatever the other translation and its alignment do differently is out of any source-only
+model's reach. Every ordered pair of occurrences of a repeated source counts once; the report
+gives Kendall's tau, FRS and exact match of the copied oracle and of the monotone order on the
+same pairs, and the share of the monotone-to-oracle tau gap the copy closes,
+``(tau - tau_monotone) / (1 - tau_monotone)``, the measure of the preorderer's target.
+
+Repeated sources are no random sample: they are mostly short (titles, UI labels), and in a
+corpus deduplicated on pairs a source recurs only with another translation. With ``target``
+the pairs are split into those with the same target line (alignment noise only) and those
+with different ones (translation variation as well).
+"""
+import argparse
+from collections import defaultdict
+
+from ..preprocessing.io_utils import check_same_line_count, run_command
+from .corpus import read_source_with_reorder, read_tokens
+from .metrics import corpus_scores, monotone_scores
+
+
+def repeated_source_pairs(sources):
+    """Ordered pairs ``(a, b)``, ``a != b``, of lines with the same source of two or more tokens."""
+    occurrences = defaultdict(list)
+    for index, tokens in enumerate(sources):
+        if len(tokens) >= 2:
+            occurrences[tuple(tokens)].append(index)
+    return [(a, b) for group in occurrences.values() if len(group) > 1
+            for a in group for b in group if a != b]
+
+
+def gap_closed(scores, monotone):
+    """Share of the monotone-to-oracle Kendall's tau gap that ``scores`` close (None if no gap)."""
+    gap = 1.0 - monotone["kendall_tau"]
+    return (scores["kendall_tau"] - monotone["kendall_tau"]) / gap if gap > 0 else None
+
+
+def copy_agreement(positions, pairs):
+    """Scores of each pair's first oracle as a prediction of its second, next to monotone."""
+    copied = corpus_scores([positions[a] for a, _ in pairs], [positions[b] for _, b in pairs])
+    monotone = monotone_scores([positions[b] for _, b in pairs])
+    return {"pairs": len(pairs), "copy": copied, "monotone": monotone,
+            "gap_closed": gap_closed(copied, monotone)}
+
+
+def ceiling_report(sources, positions, targets=None, short_length=6):
+    """Rows ``(label, copy_agreement)``: all pairs, by source length, and by target if given."""
+    pairs = repeated_source_pairs(sources)
+    rows = [("all", pairs),
+            (f"2-{short_length} tokens", [p for p in pairs if len(sources[p[0]]) <= short_length]),
+            (f">{short_length} tokens", [p for p in pairs if len(sources[p[0]]) > short_length])]
+    if targets is not None:
+        rows += [("same target", [(a, b) for a, b in pairs if targets[a] == targets[b]]),
+                 ("other target", [(a, b) for a, b in pairs if targets[a] != targets[b]])]
+    return [(label, copy_agreement(positions, subset)) for label, subset in rows if subset]
+
+
+def format_report(rows):
+    lines = [f"{'repeated sources':16}{'pairs':>7}{'tau copy':>10}{'tau mono':>10}"
+             f"{'gap closed':>12}{'FRS copy':>10}{'FRS mono':>10}{'exact copy':>12}"]
+    for label, row in rows:
+        closed = "-" if row["gap_closed"] is None else f"{row['gap_closed']:.0%}"
+        lines.append(f"{label:16}{row['pairs']:7d}{row['copy']['kendall_tau']:10.4f}"
+                     f"{row['monotone']['kendall_tau']:10.4f}{closed:>12}"
+                     f"{row['copy']['fuzzy_reordering_score']:10.4f}"
+                     f"{row['monotone']['fuzzy_reordering_score']:10.4f}"
+                     f"{row['copy']['exact_match']:12.4f}")
+    return "\n".join(lines)
+
+
+def build_parser():
+    parser = argparse.ArgumentParser(
+        prog="xlpe-reorder-ceiling",
+        description="Estimate how much of the oracle a source-only preorderer can predict: on "
+        "sources that occur more than once, score the oracle positions of one occurrence "
+        "against those of another (Kendall's tau, FRS, exact match, share of the "
+        "monotone-to-oracle tau gap closed).",
+    )
+    parser.add_argument("--source", required=True,
+                        help="source BPE text the oracle was extracted for (e.g. bpe/train.en)")
+    parser.add_argument("--reorder", required=True,
+                        help="its oracle reorder file (e.g. bpe/train.btg.reorder)")
+    parser.add_argument("--target", default=None,
+                        help="the target side, to split pairs with the same target line from "
+                        "pairs with different ones")
+    parser.add_argument("--short-length", type=int, default=6,
+                        help="sources of at most this many tokens form the short row")
+    return parser
+
+
+def main(argv=None):
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.short_length < 2:
+        parser.error("--short-length must be at least 2")
+
+    def body():
+        sources, positions = read_source_with_reorder(args.source, args.reorder)
+        targets = None
+        if args.target is not None:
+            check_same_line_count([args.source, args.target])
+            targets = [" ".join(tokens) for tokens in read_tokens(args.target)]
+        rows = ceiling_report(sources, positions, targets, args.short_length)
+        if not rows:
+            print(f"{args.source}: no source of two or more tokens occurs twice")
+            return
+        print(format_report(rows))
+
+    run_command(body, "xlpe-reorder-ceiling")
+
+
+if __name__ == "__main__":
+    main()
