@@ -17,6 +17,26 @@ def test_pairs_are_ordered_and_within_groups_of_repeated_sources_of_two_or_more_
         "or the unrepeated 'd e'")
 
 
+def test_a_source_repeated_many_times_gives_each_occurrence_a_bounded_number_of_partners():
+    pairs = ceiling.repeated_source_pairs([["a", "b"]] * 20, partners=8)
+    assert len(pairs) == 20 * 8, "linear in the occurrences, not quadratic"
+    assert len(set(pairs)) == len(pairs) and all(a != b for a, b in pairs)
+    predicted = sorted(b for _, b in pairs)
+    assert predicted == sorted(list(range(20)) * 8), "every occurrence predicted 8 times"
+
+
+def test_reading_keeps_only_repeated_lines_and_checks_every_line(tmp_path):
+    source = write_lines(tmp_path / "train.en", [["a", "b"], ["c", "d"], ["a", "b"], ["e"]])
+    reorder = write_lines(tmp_path / "train.reorder", [[1, 0], [0, 1], [0, 1], [0]])
+    target = write_lines(tmp_path / "train.de", [["B", "A"], ["C", "D"], ["A", "B"], ["E"]])
+    sources, positions, targets = ceiling.read_repeated(source, reorder, target)
+    assert sources == [["a", "b"], ["a", "b"]]
+    assert positions == [[1, 0], [0, 1]] and targets == ["B A", "A B"]
+    bad = write_lines(tmp_path / "bad.reorder", [[1, 0], [0, 1, 2], [0, 1], [0]])
+    with pytest.raises(Exception, match="bad.reorder line 2"):
+        ceiling.read_repeated(source, bad)
+
+
 def test_agreeing_oracles_close_the_whole_gap_and_disagreeing_ones_none_of_it():
     agreeing = ceiling.copy_agreement([[1, 0], [1, 0]], [(0, 1), (1, 0)])
     assert agreeing["copy"]["kendall_tau"] == 1.0

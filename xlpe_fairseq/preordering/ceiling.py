@@ -16,21 +16,54 @@ the pairs are split into those with the same target line (alignment noise only) 
 with different ones (translation variation as well).
 """
 import argparse
-from collections import defaultdict
+import contextlib
+from collections import Counter, defaultdict
 
-from ..preprocessing.io_utils import check_same_line_count, run_command
-from .corpus import read_source_with_reorder, read_tokens
+from ..preprocessing.io_utils import check_same_line_count, open_text, run_command
+from ..reordering.reorder_file import parse_reorder_line
 from .metrics import corpus_scores, monotone_scores
 
+PARTNERS = 8
 
-def repeated_source_pairs(sources):
-    """Ordered pairs ``(a, b)``, ``a != b``, of lines with the same source of two or more tokens."""
+
+def repeated_source_pairs(sources, partners=PARTNERS):
+    """Ordered pairs ``(a, b)``, ``a != b``, of lines with the same source of two or more tokens.
+
+    Each occurrence is predicted from at most ``partners`` others (the next ones of its group,
+    cyclically): all ordered pairs in groups of up to ``partners + 1``, and a number linear in
+    the lines for a sentence repeated thousands of times, as boilerplate is in web corpora.
+    """
     occurrences = defaultdict(list)
     for index, tokens in enumerate(sources):
         if len(tokens) >= 2:
             occurrences[tuple(tokens)].append(index)
-    return [(a, b) for group in occurrences.values() if len(group) > 1
-            for a in group for b in group if a != b]
+    return [(group[(k + step) % len(group)], b)
+            for group in occurrences.values() if len(group) > 1
+            for k, b in enumerate(group) for step in range(1, min(partners, len(group) - 1) + 1)]
+
+
+def read_repeated(source_path, reorder_path, target_path=None):
+    """Token lists, positions (and target lines) of the lines whose source occurs again.
+
+    Two streaming passes, so that memory follows the repeated lines, not the corpus; every
+    reorder line is still checked against its source's length.
+    """
+    paths = [source_path, reorder_path] + ([target_path] if target_path else [])
+    check_same_line_count(paths)
+    with open_text(source_path) as f:
+        counts = Counter(hash(" ".join(line.split())) for line in f)
+    sources, positions, targets = [], [], []
+    with contextlib.ExitStack() as stack:
+        streams = [stack.enter_context(open_text(path)) for path in paths]
+        for lineno, lines in enumerate(zip(*streams), start=1):
+            tokens = lines[0].split()
+            order = parse_reorder_line(lines[1], len(tokens), reorder_path, lineno)
+            if len(tokens) >= 2 and counts[hash(" ".join(tokens))] > 1:
+                sources.append(tokens)
+                positions.append(order)
+                if target_path:
+                    targets.append(" ".join(lines[2].split()))
+    return sources, positions, targets if target_path else None
 
 
 def gap_closed(scores, monotone):
@@ -99,11 +132,7 @@ def main(argv=None):
         parser.error("--short-length must be at least 2")
 
     def body():
-        sources, positions = read_source_with_reorder(args.source, args.reorder)
-        targets = None
-        if args.target is not None:
-            check_same_line_count([args.source, args.target])
-            targets = [" ".join(tokens) for tokens in read_tokens(args.target)]
+        sources, positions, targets = read_repeated(args.source, args.reorder, args.target)
         rows = ceiling_report(sources, positions, targets, args.short_length)
         if not rows:
             print(f"{args.source}: no source of two or more tokens occurs twice")
