@@ -5,7 +5,8 @@ A preorderer sees the source alone, but the oracle it is scored against (``xlpe-
 holds the same source sentence more than once, the oracle of one occurrence, taken as the
 prediction for another, scores what a model that had memorized that very sentence would score:
 whatever the other translation and its alignment do differently is out of any source-only
-model's reach. Every ordered pair of occurrences of a repeated source counts once; the report
+model's reach. Every ordered pair of occurrences of a repeated source counts once (at most
+``PARTNERS`` predictions of each occurrence, for sources repeated very often); the report
 gives Kendall's tau, FRS and exact match of the copied oracle and of the monotone order on the
 same pairs, and the share of the monotone-to-oracle tau gap the copy closes,
 ``(tau - tau_monotone) / (1 - tau_monotone)``, the measure of the preorderer's target.
