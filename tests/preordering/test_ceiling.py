@@ -2,6 +2,7 @@
 import pytest
 
 from xlpe_fairseq.preordering import ceiling
+from xlpe_fairseq.reordering.reorder_file import ReorderFileError
 
 
 def write_lines(path, rows):
@@ -33,7 +34,7 @@ def test_reading_keeps_only_repeated_lines_and_checks_every_line(tmp_path):
     assert sources == [["a", "b"], ["a", "b"]]
     assert positions == [[1, 0], [0, 1]] and targets == ["B A", "A B"]
     bad = write_lines(tmp_path / "bad.reorder", [[1, 0], [0, 1, 2], [0, 1], [0]])
-    with pytest.raises(Exception, match="bad.reorder line 2"):
+    with pytest.raises(ReorderFileError, match="bad.reorder line 2"):
         ceiling.read_repeated(source, bad)
 
 

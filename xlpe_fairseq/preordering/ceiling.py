@@ -46,8 +46,9 @@ def repeated_source_pairs(sources, partners=PARTNERS):
 def read_repeated(source_path, reorder_path, target_path=None):
     """Token lists, positions (and target lines) of the lines whose source occurs again.
 
-    Two streaming passes, so that memory follows the repeated lines, not the corpus; every
-    reorder line is still checked against its source's length.
+    Two streaming passes, so that memory holds one hash per distinct source line and the
+    repeated lines' tokens, not the corpus; every reorder line is still checked against its
+    source's length.
     """
     paths = [source_path, reorder_path] + ([target_path] if target_path else [])
     check_same_line_count(paths)
