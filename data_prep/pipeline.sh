@@ -163,24 +163,34 @@ preorder() {
     if ((${#calls[@]})); then
         timed "preorder valid/test" in_one_process xlpe_fairseq.preordering.predict "${calls[@]}"
     fi
-    if fresh "$out/preorderer.test.score" -- "$bpe/test.pred.reorder" "$bpe/test.btg.reorder"; then
-        skipped "score preorderer"
-    else
+    report "$out/preorderer.test.score" "score preorderer" "preorderer on test" \
+        "$bpe/test.pred.reorder" "$bpe/test.btg.reorder" -- \
         xlpe-reorder-score --hypothesis "$bpe/test.pred.reorder" \
-            --reference "$bpe/test.btg.reorder" >"$out/preorderer.test.score.tmp"
-        mv "$out/preorderer.test.score.tmp" "$out/preorderer.test.score"
-        echo "== preorderer on test:" >&2
-        cat "$out/preorderer.test.score" >&2
+        --reference "$bpe/test.btg.reorder"
+    report "$out/preorderer.ceiling" "preorderer ceiling" \
+        "the oracle of repeated train sources scored on each other" \
+        "$bpe/train.$src" "$bpe/train.btg.reorder" -- \
+        xlpe-reorder-ceiling --source "$bpe/train.$src" --reorder "$bpe/train.btg.reorder"
+}
+
+# report OUT STEP TITLE IN... -- COMMAND...: COMMAND's output written atomically to OUT and
+# shown on stderr under TITLE; skipped as STEP while OUT is newer than every IN.
+report() {
+    local dest=$1 step=$2 title=$3 ins=()
+    shift 3
+    while [[ $1 != -- ]]; do
+        ins+=("$1")
+        shift
+    done
+    shift
+    if fresh "$dest" -- "${ins[@]}"; then
+        skipped "$step"
+        return
     fi
-    if fresh "$out/preorderer.ceiling" -- "$bpe/train.$src" "$bpe/train.btg.reorder"; then
-        skipped "preorderer ceiling"
-    else
-        xlpe-reorder-ceiling --source "$bpe/train.$src" --reorder "$bpe/train.btg.reorder" \
-            >"$out/preorderer.ceiling.tmp"
-        mv "$out/preorderer.ceiling.tmp" "$out/preorderer.ceiling"
-        echo "== the oracle of repeated train sources scored on each other:" >&2
-        cat "$out/preorderer.ceiling" >&2
-    fi
+    "$@" >"$dest.tmp"
+    mv "$dest.tmp" "$dest"
+    echo "== $title:" >&2
+    cat "$dest" >&2
 }
 
 # binarize_text OUT SRC TGT: fairseq-preprocess into data-bin/text.
