@@ -100,38 +100,39 @@ align_splits() {
     rm -r "$tmp"
 }
 
-# 3. Word alignment over BPE tokens (eflomal, grow-diag-final-and). DPE needs train only.
-#    XL PE also needs a BTG oracle for valid and test (the preorderer's model selection and
-#    score). eflomal estimates its lexical statistics from the corpus it is given, so the
-#    1000-pair test set aligned on its own aligns worse (AER against the gold links .58,
-#    against .49 aligned with train and valid); aligning the three splits together costs one
-#    run over 23k instead of 21k pairs. Switching XL PE on over a default preparation
-#    realigns train too (and so redoes the DPE positions).
-if [[ $XLPE == 1 ]]; then
-    align_inputs=()
-    for split in "${SPLITS[@]}"; do
-        align_inputs+=("$BPE/$split.$SRC" "$BPE/$split.$TGT")
-    done
-    if fresh "$BPE/train.align" "$BPE/valid.align" "$BPE/test.align" -- "${align_inputs[@]}"; then
-        skipped "align train+valid+test"
-    else
-        timed "align train+valid+test" align_splits "${SPLITS[@]}"
-    fi
-elif fresh "$BPE/train.align" -- "$BPE/train.$SRC" "$BPE/train.$TGT"; then
-    skipped "align train"
+# 3. Word alignment over BPE tokens (eflomal, grow-diag-final-and). DPE needs train, and valid
+#    for its order loss on held-out text (the learning diagnostics of the criterion). XL PE
+#    also needs a BTG oracle for test (the preorderer's score). eflomal estimates its lexical
+#    statistics from the corpus it is given, so the 1000-pair test set aligned on its own
+#    aligns worse (AER against the gold links .58, against .49 aligned with train and valid):
+#    the splits that need links are aligned in one run. Switching XL PE on over a default
+#    preparation realigns train too (and so redoes the DPE positions).
+ALIGN_SPLITS=(train valid)
+[[ $XLPE == 1 ]] && ALIGN_SPLITS=(train valid test)
+align_inputs=()
+align_outputs=()
+for split in "${ALIGN_SPLITS[@]}"; do
+    align_inputs+=("$BPE/$split.$SRC" "$BPE/$split.$TGT")
+    align_outputs+=("$BPE/$split.align")
+done
+if fresh "${align_outputs[@]}" -- "${align_inputs[@]}"; then
+    skipped "align ${ALIGN_SPLITS[*]}"
 else
-    timed "align train" xlpe-align --source "$BPE/train.$SRC" --target "$BPE/train.$TGT" \
-        --output "$BPE/train.align" --seed "$ALIGN_SEED" --workers "$WORKERS" --verbose
+    timed "align ${ALIGN_SPLITS[*]}" align_splits "${ALIGN_SPLITS[@]}"
 fi
 
-# 4. DPE reorder positions for training; valid/test need none (DPE takes no side input).
-if fresh "$BPE/train.reorder" -- "$BPE/train.$SRC" "$BPE/train.$TGT" "$BPE/train.align"; then
-    skipped "reorder train"
-else
-    timed "reorder train (dpe)" xlpe-reorder --method dpe --source "$BPE/train.$SRC" \
-        --target "$BPE/train.$TGT" --alignment "$BPE/train.align" \
-        --output "$BPE/train.reorder" --workers "$WORKERS"
-fi
+# 4. DPE reorder positions: train's supervise the order loss; valid's measure it on held-out
+#    text. Test needs none (DPE takes no side input).
+for split in train valid; do
+    if fresh "$BPE/$split.reorder" -- "$BPE/$split.$SRC" "$BPE/$split.$TGT" "$BPE/$split.align"
+    then
+        skipped "reorder $split"
+    else
+        timed "reorder $split (dpe)" xlpe-reorder --method dpe --source "$BPE/$split.$SRC" \
+            --target "$BPE/$split.$TGT" --alignment "$BPE/$split.align" \
+            --output "$BPE/$split.reorder" --workers "$WORKERS"
+    fi
+done
 
 # 5. fairseq binarization. Separate dictionaries: Hebrew and English share no symbols, so a
 #    joined dictionary would only enlarge both embedding tables and the output softmax.
@@ -150,14 +151,17 @@ else
         --destdir "$BIN" --workers "$WORKERS"
 fi
 
-reorder_bin=$BIN/train.reorder.$SRC-$TGT
-if fresh "$reorder_bin.bin" "$reorder_bin.idx" -- "$BPE/train.reorder" "$BPE/train.$SRC"; then
-    skipped "binarize train.reorder"
-else
-    timed "binarize train.reorder" xlpe-binarize --reorder "$BPE/train.reorder" \
-        --source "$BPE/train.$SRC" --destdir "$BIN" --split train \
-        --source-lang "$SRC" --target-lang "$TGT"
-fi
+for split in train valid; do
+    reorder_bin=$BIN/$split.reorder.$SRC-$TGT
+    if fresh "$reorder_bin.bin" "$reorder_bin.idx" -- "$BPE/$split.reorder" "$BPE/$split.$SRC"
+    then
+        skipped "binarize $split.reorder"
+    else
+        timed "binarize $split.reorder" xlpe-binarize --reorder "$BPE/$split.reorder" \
+            --source "$BPE/$split.$SRC" --destdir "$BIN" --split "$split" \
+            --source-lang "$SRC" --target-lang "$TGT"
+    fi
+done
 
 echo "== done: $BIN (gold word alignments: $CORPUS/{valid,test}.gold.align)" >&2
 [[ $XLPE == 1 ]] || exit 0

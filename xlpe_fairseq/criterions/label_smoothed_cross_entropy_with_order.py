@@ -23,6 +23,11 @@ Scale of ``L_order`` (``--order-loss-reduction``):
 
 Source tokens with a negative reorder position (padding, and unaligned words written by
 ``xlpe-reorder --unaligned skip``) and EOS have no order target and are left out.
+
+Whether the DPE network learns the order or copies each token's own position is logged with
+the order loss, in training and validation (``order_diagnostics``): ``order_own_loss`` (the
+"own position" baseline on the same tokens), and on moved tokens ``order_moved_loss``,
+``order_moved_own_loss``, ``order_nearest_target`` and ``order_nearest_own``.
 """
 from dataclasses import dataclass, field
 
@@ -34,6 +39,8 @@ from fairseq.criterions.label_smoothed_cross_entropy import (
 )
 from fairseq.dataclass import ChoiceEnum
 from fairseq.logging import metrics
+
+from .order_diagnostics import order_diagnostics
 
 ORDER_LOSS_REDUCTIONS = ("sum", "batch-mean")
 
@@ -81,6 +88,7 @@ class LabelSmoothedCrossEntropyWithOrderCriterion(LabelSmoothedCrossEntropyCrite
         self.order_lambda = order_lambda
         self.order_loss_reduction = str(order_loss_reduction)
         self.source_eos = task.source_dictionary.eos()
+        self.source_pad = task.source_dictionary.pad()
 
     def forward(self, model, sample, reduce=True):
         net_output = model(**sample["net_input"])
@@ -92,9 +100,9 @@ class LabelSmoothedCrossEntropyWithOrderCriterion(LabelSmoothedCrossEntropyCrite
             "sample_size": sample_size,
             "nll_loss": nll_loss.data,
         }
-        order = self.compute_order_loss(model, net_output, sample)
-        if order is not None:
-            order_loss, order_ntokens = order
+        inputs = self.order_inputs(model, net_output, sample)
+        if inputs is not None:
+            order_loss, order_ntokens = self.order_loss(model, *inputs)
             if self.order_loss_reduction == "batch-mean":
                 weighted_order_loss = order_loss / max(order_ntokens, 1)
             else:
@@ -103,6 +111,8 @@ class LabelSmoothedCrossEntropyWithOrderCriterion(LabelSmoothedCrossEntropyCrite
             # logged summed in both modes, so reduce_metrics reports it per supervised token
             logging_output["order_loss"] = order_loss.data
             logging_output["order_ntokens"] = order_ntokens
+            logging_output.update(order_diagnostics(
+                model, *inputs, sample["net_input"]["src_tokens"], self.source_pad))
         logging_output["loss"] = loss.data
         if self.report_accuracy:
             n_correct, total = self.compute_accuracy(model, net_output, sample)
@@ -110,24 +120,44 @@ class LabelSmoothedCrossEntropyWithOrderCriterion(LabelSmoothedCrossEntropyCrite
             logging_output["total"] = utils.item(total.data)
         return loss, sample_size, logging_output
 
-    def compute_order_loss(self, model, net_output, sample):
-        """Summed per-token MSE over source tokens with a reorder position (EOS excluded),
-        and the number of those tokens."""
+    def order_inputs(self, model, net_output, sample):
+        """``(predictions, reorder_positions, supervised)``, or None when the model predicts
+        no positions or the batch has none. Supervised: source tokens with a reorder position,
+        EOS excluded."""
         extra = net_output[1] if len(net_output) > 1 and isinstance(net_output[1], dict) else {}
         predictions = extra.get("order_predictions")
         reorder_positions = sample.get("reorder_positions")
         if predictions is None or reorder_positions is None:
             return None
-        targets = model.order_targets(reorder_positions)
         supervised = reorder_positions.ge(0) & sample["net_input"]["src_tokens"].ne(self.source_eos)
+        return predictions, reorder_positions, supervised
+
+    @staticmethod
+    def order_loss(model, predictions, reorder_positions, supervised):
+        """Summed per-token MSE over the supervised tokens, and their number."""
+        targets = model.order_targets(reorder_positions)
         squared_error = (predictions.float() - targets.float()).pow(2).mean(dim=-1)
-        order_loss = squared_error.masked_select(supervised).sum()
-        return order_loss, int(supervised.sum())
+        return squared_error.masked_select(supervised).sum(), int(supervised.sum())
+
+    def compute_order_loss(self, model, net_output, sample):
+        """``order_loss`` of the batch, or None (see ``order_inputs``)."""
+        inputs = self.order_inputs(model, net_output, sample)
+        return None if inputs is None else self.order_loss(model, *inputs)
 
     @classmethod
     def reduce_metrics(cls, logging_outputs) -> None:
         super().reduce_metrics(logging_outputs)
-        order_ntokens = sum(log.get("order_ntokens", 0) for log in logging_outputs)
+        def total(key):
+            return sum(log.get(key, 0) for log in logging_outputs)
+
+        order_ntokens = total("order_ntokens")
         if order_ntokens > 0:
-            order_loss = sum(log.get("order_loss", 0) for log in logging_outputs)
-            metrics.log_scalar("order_loss", order_loss / order_ntokens, order_ntokens, round=4)
+            metrics.log_scalar("order_loss", total("order_loss") / order_ntokens, order_ntokens,
+                               round=4)
+            metrics.log_scalar("order_own_loss", total("order_own_loss") / order_ntokens,
+                               order_ntokens, round=4)
+        moved = total("order_moved_ntokens")
+        if moved > 0:
+            for key in ("order_moved_loss", "order_moved_own_loss", "order_nearest_target",
+                        "order_nearest_own"):
+                metrics.log_scalar(key, total(key) / moved, moved, round=4)

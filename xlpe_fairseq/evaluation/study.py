@@ -24,6 +24,12 @@ set NAME (e.g. ``xlpe-inxl@monotone``, the control that never sees a reordering)
 ``--test-positions NAME ...`` also decodes every XL PE run with the test positions of each
 named set, reported as rows ``MODEL [test: NAME]`` of the same checkpoints.
 
+A row can carry its own fairseq-train options (``--variant NAME=MODEL OPTIONS``, e.g.
+``dpe-lambda0=dpe --order-lambda 0``), so settings of one model are rows of one report against
+one baseline. DPE trains on the data-bin's order targets, or on a position set's
+(``dpe@skip``); the report shows, per DPE row, whether its network learned the order
+(``order_diagnostics`` of the criterion, read from the runs' logs at the last update).
+
 Runs live in ``WORK/runs/MODEL/seedS``. A finished run (``result.json``) is not trained again;
 an interrupted one resumes from its ``checkpoint_last.pt`` (fairseq-train's own resume). A
 work folder remembers its settings and refuses a rerun with other ones. Progress lines give the
@@ -188,6 +194,11 @@ def model_and_set(model):
     return base, trained_on
 
 
+def learns_order(flags):
+    """Whether a model's fairseq-train flags make a DPE model, which trains on order targets."""
+    return flags[flags.index("--arch") + 1] == "transformer_dpe"
+
+
 class Study:
     """The runs of one study and where their files go (see the module docstring)."""
 
@@ -197,18 +208,29 @@ class Study:
         self.work = Path(args.work)
         self.updates = args.updates or self.profile["updates"]
         self.positions = dict(args.positions)
+        self.variants = dict(args.variants)
+
+    def definition(self, model):
+        """``(model name, position set it trains on, further options)`` of a row: a model,
+        ``MODEL@SET``, or a ``--variant`` name."""
+        spec, options = self.variants.get(model, (model, []))
+        return (*model_and_set(spec), options)
+
+    def flags(self, model):
+        return model_flags(self.definition(model)[0], self.profile)
 
     def reads_positions(self, model):
-        return model_flags(model_and_set(model)[0], self.profile)[1]
+        return self.flags(model)[1]
 
     def data_bin(self, model, test_positions=None):
         """The data-bin ``model`` trains on, or is tested on with ``test_positions``'s set."""
-        base, trained_on = model_and_set(model)
+        base, trained_on, _ = self.definition(model)
         if not self.reads_positions(model):
-            if trained_on:
+            if not trained_on:
+                return self.args.data_bin
+            if not learns_order(self.flags(model)[0]):
                 raise InputError(f"{model}: {base} reads no reorder positions, so it cannot "
                                  "train on a position set")
-            return self.args.data_bin
         name = test_positions or trained_on
         if name:
             if name not in self.positions:
@@ -222,7 +244,7 @@ class Study:
 
     def evaluations(self, model):
         """``(label, test position set)`` of every evaluation of one run's checkpoint."""
-        trained_on = model_and_set(model)[1]
+        trained_on = self.definition(model)[1]
         extra = self.args.test_positions if self.reads_positions(model) else []
         return [(model, None)] + [(f"{model} [test: {name}]", name) for name in extra
                                   if name != trained_on]
@@ -233,7 +255,7 @@ class Study:
     def train_command(self, model, seed, max_update=None):
         """The fairseq-train command of one run (``max_update`` overrides the budget)."""
         args = self.args
-        base = model_and_set(model)[0]
+        base, _, options = self.definition(model)
         train_args = shlex.split(args.train_args)
         # the profile's validation interval is a default: --train-args may set its own
         asked = any(option.split("=")[0] == "--validate-interval-updates"
@@ -244,7 +266,7 @@ class Study:
             sys.executable, "-m", "fairseq_cli.train", str(self.data_bin(model)),
             "--user-dir", USER_DIR, "--task", "translation_reorder",
             "--source-lang", args.source_lang, "--target-lang", args.target_lang,
-            *profile_settings(base, self.profile), *model_flags(base, self.profile)[0],
+            *profile_settings(base, self.profile), *model_flags(base, self.profile)[0], *options,
             "--seed", str(seed), "--max-update", str(max_update or self.updates), *validate,
             "--save-dir", str(self.run_dir(model, seed) / "checkpoints"),
             *self.device_flags("device"), *train_args,
@@ -265,31 +287,36 @@ class Study:
             "cpu": self.args.cpu,
             "positions": {name: os.path.abspath(path) for name, path in self.positions.items()}
             or None,
+            "variants": {name: shlex.join([spec, *options])
+                         for name, (spec, options) in self.variants.items()} or None,
         }
 
     def check_settings(self):
         """Write WORK/settings.json, or refuse a work folder made with other settings.
 
-        A new ``--positions`` set may join a study (its runs are new runs; the finished ones
-        keep their data), but a set's data-bin may not change under its name.
+        A new ``--positions`` set or ``--variant`` may join a study (its runs are new runs;
+        the finished ones keep their data), but neither may change under its name.
         """
         path = self.work / "settings.json"
         settings = self.settings()
         if path.exists():
             with open(path, encoding="utf-8") as f:
                 previous = json.load(f)
+            named = ("positions", "variants")
             changed = sorted(key for key in set(settings) | set(previous)
-                             if key != "positions" and settings.get(key) != previous.get(key))
-            positions, previous_positions = (settings["positions"] or {},
-                                             previous.get("positions") or {})
-            changed += [f"positions {name}" for name, data_bin in previous_positions.items()
-                        if positions.get(name, data_bin) != data_bin]
+                             if key not in named and settings.get(key) != previous.get(key))
+            grown = False
+            for key in named:
+                now, before = settings[key] or {}, previous.get(key) or {}
+                changed += [f"{key} {name}" for name, value in before.items()
+                            if now.get(name, value) != value]
+                grown |= not now.keys() <= before.keys()
+                settings[key] = {**before, **now} or None
             if changed:
                 raise InputError(f"{path}: this work folder was made with other settings "
                                  f"({', '.join(changed)} differ); use another --work")
-            if positions.keys() <= previous_positions.keys():
+            if not grown:
                 return
-            settings["positions"] = {**previous_positions, **positions}
         self.work.mkdir(parents=True, exist_ok=True)
         with atomic_output(str(path)) as out:
             json.dump(settings, out, indent=2)
@@ -377,19 +404,50 @@ def alignment_error_rate(study, data_bin, checkpoint, scores):
 VALID_LINE = re.compile(r"valid on '[^']*' subset \|(?P<fields>.*)")
 
 
-def validation_curve(train_log):
-    """``{update: validation loss}`` from fairseq-train's simple-format log (resumes included)."""
-    curve = {}
+# fairseq's simple format writes interval lines as "name=value, ..." and summaries (epochs,
+# validations) as "| name value |"
+TRAIN_LINE = re.compile(r"\| train_inner \| [^|]*?(?P<fields>\w+=.*)")
+FIELD = re.compile(r"(\w+)=([^,\s]+)")
+
+
+def log_fields(train_log, pattern):
+    """The ``{name: value}`` fields of every line of fairseq-train's simple-format log that
+    ``pattern`` matches, in order (resumes included)."""
     with open(train_log, encoding="utf-8", errors="replace") as f:
         for line in f:
-            match = VALID_LINE.search(line)
+            match = pattern.search(line)
             if not match:
                 continue
-            fields = dict(field.strip().split(" ", 1) for field in match["fields"].split("|")
-                          if " " in field.strip())
-            if "num_updates" in fields and "loss" in fields:
-                curve[int(fields["num_updates"])] = float(fields["loss"])
-    return curve
+            fields = match["fields"]
+            if "=" in fields:
+                yield dict(FIELD.findall(fields))
+            else:
+                yield dict(field.strip().split(" ", 1) for field in fields.split("|")
+                           if " " in field.strip())
+
+
+def validation_curve(train_log):
+    """``{update: validation NLL}``: the translation loss without label smoothing (base 2),
+    which every model reports alike; ``loss`` would add DPE's order loss."""
+    return {int(fields["num_updates"]): float(fields["nll_loss"])
+            for fields in log_fields(train_log, VALID_LINE)
+            if "num_updates" in fields and "nll_loss" in fields}
+
+
+ORDER_FIELDS = ("order_loss", "order_own_loss", "order_moved_loss", "order_moved_own_loss",
+                "order_nearest_target", "order_nearest_own")
+
+
+def order_diagnostics(train_log):
+    """The criterion's order diagnostics at the run's last logged training interval and last
+    validation: ``{"train": {...}, "valid": {...}}``, empty for models without an order loss."""
+    last = {}
+    for split, pattern in (("train", TRAIN_LINE), ("valid", VALID_LINE)):
+        for fields in log_fields(train_log, pattern):
+            if all(name in fields for name in ORDER_FIELDS):
+                last[split] = {name: float(fields[name]) for name in ORDER_FIELDS}
+                last[split]["num_updates"] = int(fields["num_updates"])
+    return last
 
 
 def seed_bootstrap(metric, baseline_stats, system_stats, samples, rng):
@@ -486,6 +544,7 @@ def markdown_report(summary, commands):
         f"`{settings['data_bin']}`, {settings['source_lang']}→{settings['target_lang']}, "
         f"checkpoint `{settings['checkpoint']}`, generate `{settings['generate_args']}`.",
         *position_sets_text(settings["positions"]),
+        *variants_text(settings.get("variants")),
         "", header, "|---" * (header.count("|") - 1) + "|",
     ]
     for row in summary["models"]:
@@ -512,9 +571,10 @@ def markdown_report(summary, commands):
         f"BLEU: {summary['bleu_signature']}",
         f"chrF: {summary['chrf_signature']}",
         "",
-        "Training curves: `curves.png` (validation loss, mean over seeds). Test outputs: "
+        "Training curves: `curves.png` (validation NLL, mean over seeds). Test outputs: "
         "`hypotheses/MODEL/seedS.txt` (`seedS.test-SET.txt` for a row `[test: SET]`), "
         "detokenized as scored.",
+        *order_diagnostics_text(summary.get("order_diagnostics")),
         "",
         "## Commands",
         "",
@@ -549,6 +609,7 @@ def write_report(study, models, seeds, references):
                             .read_text(encoding="utf-8").strip())
     summary = summarize(study, labels, seeds, references, hypotheses, results,
                         study.args.bootstrap_samples)
+    summary["order_diagnostics"] = order_diagnostics_by_model(study, models, seeds)
     with atomic_output(str(study.work / "report.json")) as out:
         json.dump(summary, out, indent=2)
     with atomic_output(str(study.work / "report.md")) as out:
@@ -562,8 +623,50 @@ def write_report(study, models, seeds, references):
         curves[model] = {update: float(np.mean(losses)) for update, losses in by_update.items()}
     if any(curves.values()):
         plot_curves(str(study.work / "curves.png"), curves, "updates",
-                    "validation loss (mean over seeds)", y_label="loss")
+                    "validation NLL (mean over seeds)", y_label="NLL (bits a token)")
     return summary
+
+
+def order_diagnostics_by_model(study, models, seeds):
+    """Per model with an order loss, each split's diagnostics averaged over seeds."""
+    by_model = {}
+    for model in models:
+        runs = [order_diagnostics(study.run_dir(model, seed) / "train.log") for seed in seeds]
+        for split in ("train", "valid"):
+            if all(split in run for run in runs):
+                by_model.setdefault(model, {})[split] = {
+                    name: float(np.mean([run[split][name] for run in runs]))
+                    for name in (*ORDER_FIELDS, "num_updates")}
+    return by_model
+
+
+def order_diagnostics_text(diagnostics):
+    if not diagnostics:
+        return []
+    lines = ["", "## Does the DPE network learn the order?", "",
+             "The order loss (MSE a token) of each DPE row at its last update, mean over seeds, "
+             "beside the \"own position\" baseline (outputting the sinusoid of the token's own "
+             "position) on the same tokens; then on moved tokens only (target position ≠ own "
+             "position), and how often the sinusoid nearest to the output, among the "
+             "sentence's positions, is the target's or the token's own. Train: the last "
+             "logged interval (dropout on); valid: the last validation.", "",
+             "| model | split | order loss | own-position baseline | moved: loss | moved: "
+             "baseline | moved: nearest target | moved: nearest own |",
+             "|---|---|---|---|---|---|---|---|"]
+    for model, splits in diagnostics.items():
+        for split, d in splits.items():
+            lines.append(f"| {model} | {split} | {d['order_loss']:.4f} | "
+                         f"{d['order_own_loss']:.4f} | {d['order_moved_loss']:.4f} | "
+                         f"{d['order_moved_own_loss']:.4f} | {d['order_nearest_target']:.1%} | "
+                         f"{d['order_nearest_own']:.1%} |")
+    return lines
+
+
+def variants_text(variants):
+    if not variants:
+        return []
+    return ["", "Rows with their own options (`--variant`): " + "; ".join(
+        f"`{name}` = `{definition}`" for name, definition in variants.items()) + "."]
 
 
 def format_duration(seconds):
@@ -618,7 +721,7 @@ def run_study(args):
     require_files([args.reference] + ([args.gold, args.source_bpe, args.target_bpe]
                                       if args.gold else []))
     for model in args.models:
-        model_flags(model_and_set(model)[0], study.profile)
+        study.flags(model)
         for _, test_positions in study.evaluations(model):
             study.data_bin(model, test_positions)
     # read before the work folder is made; the gold and BPE text, which xlpe-aer reads only
@@ -648,6 +751,16 @@ def position_set(text):
     return name, path
 
 
+def variant(text):
+    name, equals, definition = text.partition("=")
+    words = shlex.split(definition) if equals else []
+    if not words or not re.fullmatch(r"[A-Za-z0-9_.-]+", name):
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: expected NAME=MODEL [fairseq-train options], NAME of letters, digits, "
+            "'_', '.' or '-'")
+    return name, (words[0], words[1:])
+
+
 def build_parser():
     parser = argparse.ArgumentParser(prog="xlpe-study", description=__doc__.splitlines()[0])
     parser.add_argument("--data-bin", required=True, help="fairseq data-bin of the pair")
@@ -660,8 +773,8 @@ def build_parser():
                         help="the reference is Moses-tokenized: detokenize it like the hypotheses")
     parser.add_argument("--models", nargs="+", default=["transformer", "dpe"],
                         help=f"models to train (default: transformer dpe); any of "
-                        f"{', '.join(MODEL_NAMES)}; an XL PE model as MODEL@SET trains on the "
-                        "position set SET (--positions)")
+                        f"{', '.join(MODEL_NAMES)}; an XL PE or DPE model as MODEL@SET trains "
+                        "on the position set SET (--positions); a --variant's NAME")
     parser.add_argument("--baseline", help="model the others are tested against (default: first)")
     parser.add_argument("--seeds", nargs="+", type=int, default=[1, 2, 3])
     parser.add_argument("--profile", choices=sorted(PROFILES), default="cpu-demo",
@@ -678,6 +791,11 @@ def build_parser():
                         metavar="NAME=DATA_BIN", help="a named position set: a data-bin with the "
                         "same text and other reorder positions (repeatable); MODEL@NAME trains "
                         "an XL PE model on it")
+    parser.add_argument("--variant", dest="variants", action="append", default=[],
+                        type=variant, metavar="NAME=MODEL OPTIONS",
+                        help="a row NAME (usable in --models): MODEL (or MODEL@SET) trained with "
+                        "these further fairseq-train options, one string, e.g. "
+                        "'dpe-lambda0=dpe --order-lambda 0' (repeatable)")
     parser.add_argument("--test-positions", nargs="+", default=[], metavar="NAME",
                         help="also decode every XL PE run with these sets' test positions")
     parser.add_argument("--jobs", type=int, default=1,
@@ -704,6 +822,15 @@ def main(argv=None):
     names = [name for name, _ in args.positions]
     if len(set(names)) != len(names):
         parser.error("--positions names must not repeat")
+    variant_names = [name for name, _ in args.variants]
+    if len(set(variant_names)) != len(variant_names):
+        parser.error("--variant names must not repeat")
+    taken = sorted(set(variant_names) & set(MODEL_NAMES))
+    if taken:
+        parser.error(f"--variant {' '.join(taken)}: the name of a model; choose another")
+    nested = sorted(name for name, (spec, _) in args.variants if spec in variant_names)
+    if nested:
+        parser.error(f"--variant {' '.join(nested)}: build a variant on a model, not a variant")
     unknown = sorted(set(args.test_positions) - set(names))
     if unknown:
         parser.error(f"--test-positions {' '.join(unknown)}: not named by --positions")

@@ -1,0 +1,55 @@
+"""Does DPE's network learn the target order, or copy each token's own position?
+
+The order loss alone cannot tell: a network that outputs ``p_i``, the sinusoid at token i's
+own position, already scores well, because most tokens keep their position and the sinusoids
+of nearby positions are close. So beside ``L_order`` (Zheng et al. 2021, Eq. 1) this measures,
+on the same supervised tokens,
+
+- the "own position" baseline: the MSE of ``p_i`` against the target ``p_j``;
+- on the *moved* tokens (``j != i``) only: the order loss, the baseline, and how often the
+  sinusoid nearest to the output ``r_i`` (among the sentence's positions) is the target ``j``
+  and how often it is the token's own ``i``.
+
+A network that learns reordering beats the baseline on moved tokens and places them nearer
+their target than their own position.
+"""
+import torch
+from fairseq import utils
+
+
+def own_positions(src_tokens: torch.Tensor, padding_idx: int) -> torch.Tensor:
+    """0-based position of each source token as fairseq's encoder numbers it (left or right
+    padding alike), -1 at padding."""
+    return utils.make_positions(src_tokens, padding_idx) - (padding_idx + 1)
+
+
+@torch.no_grad()
+def order_diagnostics(model, predictions, reorder_positions, supervised, src_tokens, padding_idx):
+    """Summed statistics of one batch (see the module docstring), for fairseq's logging.
+
+    ``predictions`` ``(B, T, C)``: the DPE output; ``reorder_positions`` ``(B, T)``: target
+    positions; ``supervised`` ``(B, T)``: the tokens the order loss covers (EOS excluded).
+    """
+    predictions = predictions.float()
+    own = own_positions(src_tokens, padding_idx)
+    targets = model.order_targets(reorder_positions).float()
+    own_error = (model.order_targets(own).float() - targets).pow(2).mean(dim=-1)
+    error = (predictions - targets).pow(2).mean(dim=-1)
+    moved = supervised & reorder_positions.ne(own)
+
+    # the nearest sinusoid among positions 0..n-1 of each sentence (n words, EOS excluded)
+    length = src_tokens.ne(padding_idx).sum(dim=1, keepdim=True) - 1
+    span = torch.arange(src_tokens.size(1), device=src_tokens.device)
+    table = model.order_targets(span.unsqueeze(0)).float().squeeze(0)
+    distance = (predictions.pow(2).sum(-1, keepdim=True) - 2 * predictions @ table.t()
+                + table.pow(2).sum(-1))
+    distance = distance.masked_fill(span.view(1, 1, -1) >= length.unsqueeze(-1), float("inf"))
+    nearest = distance.argmin(dim=-1)
+    return {
+        "order_own_loss": own_error.masked_select(supervised).sum(),
+        "order_moved_ntokens": int(moved.sum()),
+        "order_moved_loss": error.masked_select(moved).sum(),
+        "order_moved_own_loss": own_error.masked_select(moved).sum(),
+        "order_nearest_target": int((nearest.eq(reorder_positions) & moved).sum()),
+        "order_nearest_own": int((nearest.eq(own) & moved).sum()),
+    }
