@@ -286,3 +286,48 @@ def test_train_args_validation_interval_replaces_the_profiles(corpus, tmp_path):
         "the study's command must carry only the interval --train-args asked for"
     assert intervals("--validate-interval-updates=7") == ["--validate-interval-updates=7"], \
         "an interval written as --option=value replaces the profile's too"
+
+
+def test_variants_are_rows_of_one_model_with_their_own_options(corpus, position_sets, tmp_path):
+    """Two rows of DPE in one report: as is, and with λ = 0 on a position set whose valid split
+    has order targets; each DPE row shows whether its network learned the order."""
+    work = tmp_path / "work"
+    full = position_sets[0]
+    variant = "dpe-lambda0=dpe@full --order-lambda 0"
+    args = study_args(corpus, work, "--positions", f"full={full}", "--variant", variant,
+                      "--models", "dpe", "dpe-lambda0", "--seeds", "1")
+    result = xlpe_study(*args)
+    assert result.returncode == 0, result.stderr[-3000:]
+
+    report = json.loads((work / "report.json").read_text())
+    assert [row["model"] for row in report["models"]] == ["dpe", "dpe-lambda0"]
+    command = (work / "runs" / "dpe-lambda0" / "seed1" / "command.txt").read_text().split()
+    lambdas = [command[k + 1] for k, option in enumerate(command) if option == "--order-lambda"]
+    assert lambdas[-1] == "0", f"the variant's option must come last and win: {lambdas}"
+    assert command[command.index("fairseq_cli.train") + 1] == str(full), \
+        "dpe@SET trains on the set's data-bin"
+    diagnostics = report["order_diagnostics"]
+    assert set(diagnostics["dpe"]) == {"train"}, "the plain data-bin has no valid order targets"
+    assert set(diagnostics["dpe-lambda0"]) == {"train", "valid"}
+    for split in diagnostics["dpe-lambda0"].values():
+        assert 0 <= split["order_nearest_target"] + split["order_nearest_own"] <= 1, split
+    markdown = (work / "report.md").read_text()
+    assert f"`dpe-lambda0` = `{variant.split('=', 1)[1]}`" in markdown, \
+        "the report must say what a variant row is"
+    assert "| dpe-lambda0 | valid |" in markdown and "| dpe | train |" in markdown
+
+    changed = xlpe_study(*[a if a != variant else "dpe-lambda0=dpe@full --order-lambda 0.1"
+                           for a in args])
+    assert changed.returncode == 1 and "variants dpe-lambda0" in changed.stderr, changed.stderr
+
+
+@pytest.mark.parametrize("variant,message", [
+    ("transformer=dpe --order-lambda 0", "the name of a model"),
+    ("a=dpe", None),
+])
+def test_variant_names_are_checked_on_the_command_line(corpus, tmp_path, variant, message):
+    args = study_args(corpus, tmp_path / "work", "--variant", variant, "--variant",
+                      "b=a --dropout 0")
+    result = xlpe_study(*args)
+    assert result.returncode == 2, result.stderr
+    assert (message or "build a variant on a model, not a variant") in result.stderr

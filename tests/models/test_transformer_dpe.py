@@ -118,3 +118,43 @@ def test_state_dict_reload_gives_identical_outputs(tmp_path):
 def test_learned_positions_are_rejected():
     with pytest.raises(ValueError, match="needs them as the encoder's positions"):
         build(tiny_task(), encoder_learned_pos=True)
+
+
+def test_residual_output_starts_at_the_own_position_and_the_transformer_input():
+    """--dpe-output residual: r = p + W·h with W = 0 at init, so the network begins with the
+    own-position answer and, under dpe_only, the encoder reads the Transformer's w + p."""
+    task = tiny_task()
+    model = build(task, dpe_output="residual", dpe_encoder_input="dpe_only")
+    batch = tiny_batch(task.source_dictionary)
+    encoder = model.encoder
+    out = encoder(batch["src_tokens"], batch["src_lengths"])
+    p = encoder.embed_positions(batch["src_tokens"])
+    assert torch.equal(out["order_predictions"][0], p), "r_i must start at p_i"
+    torch.manual_seed(1)
+    plain = build(task, architecture=transformer_iwslt_de_en, model_class=TransformerModel)
+    plain.encoder.load_state_dict({k: v for k, v in encoder.state_dict().items()
+                                   if not k.startswith(("dpe_", "target_order"))})
+    expected = plain.encoder(batch["src_tokens"], batch["src_lengths"])["encoder_out"][0]
+    assert torch.allclose(out["encoder_out"][0], expected, atol=1e-6)
+
+
+def test_residual_output_learns_from_the_order_loss():
+    task = tiny_task()
+    model = build(task, dpe_output="residual").train()
+    batch = tiny_batch(task.source_dictionary)
+    _, extra = model(**batch)
+    targets = model.order_targets(torch.LongTensor([[1, 0, 3, 2, 4], [-1, -1, 1, 0, 2]]))
+    ((extra["order_predictions"] - targets) ** 2).sum().backward()
+    assert model.encoder.dpe_projection.weight.grad.abs().sum() > 0, \
+        "the zero-initialized projection must receive the order loss's gradient"
+
+
+def test_dpe_defaults():
+    args = Namespace()
+    transformer_dpe_iwslt_de_en(args)
+    assert (args.dpe_output, args.dpe_encoder_input) == ("layers", "position_and_dpe")
+
+
+def test_unknown_output_is_rejected():
+    with pytest.raises(ValueError, match="--dpe-output must be one of"):
+        build(tiny_task(), dpe_output="other")

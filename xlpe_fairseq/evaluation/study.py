@@ -405,17 +405,18 @@ VALID_LINE = re.compile(r"valid on '[^']*' subset \|(?P<fields>.*)")
 
 
 # fairseq's simple format writes interval lines as "name=value, ..." and summaries (epochs,
-# validations) as "| name value |"
-TRAIN_LINE = re.compile(r"\| train_inner \| [^|]*?(?P<fields>\w+=.*)")
+# validations) as "| name value |"; a run shorter than --log-interval has only summaries
+TRAIN_LINES = (re.compile(r"\| train_inner \| [^|]*?(?P<fields>\w+=.*)"),
+               re.compile(r"\| train \| epoch \d+ \|(?P<fields>.*)"))
 FIELD = re.compile(r"(\w+)=([^,\s]+)")
 
 
-def log_fields(train_log, pattern):
+def log_fields(train_log, *patterns):
     """The ``{name: value}`` fields of every line of fairseq-train's simple-format log that
-    ``pattern`` matches, in order (resumes included)."""
+    one of ``patterns`` matches, in order (resumes included)."""
     with open(train_log, encoding="utf-8", errors="replace") as f:
         for line in f:
-            match = pattern.search(line)
+            match = next(filter(None, (pattern.search(line) for pattern in patterns)), None)
             if not match:
                 continue
             fields = match["fields"]
@@ -442,8 +443,8 @@ def order_diagnostics(train_log):
     """The criterion's order diagnostics at the run's last logged training interval and last
     validation: ``{"train": {...}, "valid": {...}}``, empty for models without an order loss."""
     last = {}
-    for split, pattern in (("train", TRAIN_LINE), ("valid", VALID_LINE)):
-        for fields in log_fields(train_log, pattern):
+    for split, patterns in (("train", TRAIN_LINES), ("valid", (VALID_LINE,))):
+        for fields in log_fields(train_log, *patterns):
             if all(name in fields for name in ORDER_FIELDS):
                 last[split] = {name: float(fields[name]) for name in ORDER_FIELDS}
                 last[split]["num_updates"] = int(fields["num_updates"])

@@ -7,6 +7,13 @@ token i's position j in the target-ordered source. The translation encoder then 
 ``w_i + p_i + r_i`` (default: the word keeps its own position and gains the predicted one,
 as §3.2 describes), or ``w_i + r_i`` (``--dpe-encoder-input dpe_only``, the public code).
 Nothing but the source is needed at test time.
+
+``--dpe-output`` says what ``r_i`` is: ``layers`` (the paper), the last DPE layer's output, a
+layer-normed vector as large as the word embedding that starts as noise in the encoder's
+input; or ``residual``, ``r_i = p_i + W·h_i`` with ``h_i`` the DPE layers' output and ``W`` a
+projection initialized to zero, so that the network starts from the "own position" answer
+(the encoder then reads exactly the Transformer's input under ``dpe_only``) and learns only
+the move ``p_j − p_i`` that the order loss asks for.
 """
 from fairseq.models import register_model, register_model_architecture
 from fairseq.models.transformer import (
@@ -21,6 +28,7 @@ from torch import nn
 from ..modules import SinusoidalPositionsAt
 
 ENCODER_INPUTS = ("position_and_dpe", "dpe_only")
+OUTPUTS = ("layers", "residual")
 
 
 class DynamicPositionEncoder(TransformerEncoder):
@@ -36,22 +44,33 @@ class DynamicPositionEncoder(TransformerEncoder):
             )
         if args.dpe_encoder_input not in ENCODER_INPUTS:
             raise ValueError(f"--dpe-encoder-input must be one of {ENCODER_INPUTS}")
+        if args.dpe_output not in OUTPUTS:
+            raise ValueError(f"--dpe-output must be one of {OUTPUTS}")
         self.keep_input_position = args.dpe_encoder_input == "position_and_dpe"
         self.dpe_layers = nn.ModuleList(
             [transformer_layer.TransformerEncoderLayerBase(self.cfg) for _ in range(args.dpe_layers)]
         )
+        self.dpe_projection = None
+        if args.dpe_output == "residual":
+            dim = embed_tokens.embedding_dim
+            self.dpe_projection = nn.Linear(dim, dim)
+            nn.init.zeros_(self.dpe_projection.weight)
+            nn.init.zeros_(self.dpe_projection.bias)
         self.target_order_positions = SinusoidalPositionsAt(
             embed_tokens.embedding_dim, self.padding_idx
         )
 
     def dynamic_positions(self, src_tokens, token_embeddings):
-        """``r = DPE(w + p)``, shape ``(B, T, C)``."""
+        """``r = DPE(w + p)`` (or ``p + W·DPE(w + p)``), shape ``(B, T, C)``."""
         enriched, _ = self.forward_embedding(src_tokens, token_embeddings)
         padding_mask = src_tokens.eq(self.padding_idx)
         r = enriched.transpose(0, 1)
         for layer in self.dpe_layers:
             r = layer(r, encoder_padding_mask=padding_mask if padding_mask.any() else None)
-        return r.transpose(0, 1)
+        r = r.transpose(0, 1)
+        if self.dpe_projection is not None:
+            r = self.embed_positions(src_tokens) + self.dpe_projection(r)
+        return r
 
     def forward(self, src_tokens, src_lengths=None, return_all_hiddens=False,
                 token_embeddings=None):
@@ -83,6 +102,10 @@ class TransformerDPEModel(TransformerModel):
                             help="what the first encoder layer reads: w+p+r "
                             "(position_and_dpe, paper §3.2, default) or w+r (dpe_only, "
                             "the public code)")
+        parser.add_argument("--dpe-output", choices=OUTPUTS,
+                            help="r_i: the DPE layers' output (layers, the paper, default) or "
+                            "p_i + a zero-initialized projection of it (residual: starts at "
+                            "the own-position answer and learns the move)")
 
     @classmethod
     def build_model(cls, args, task):
@@ -120,6 +143,7 @@ class TransformerDPEModel(TransformerModel):
 def transformer_dpe(args):
     args.dpe_layers = getattr(args, "dpe_layers", 2)
     args.dpe_encoder_input = getattr(args, "dpe_encoder_input", "position_and_dpe")
+    args.dpe_output = getattr(args, "dpe_output", "layers")
     base_architecture(args)
 
 
@@ -147,4 +171,5 @@ def transformer_dpe_wmt_en_de(args):
 def transformer_dpe_wmt_en_de_big(args):
     args.dpe_layers = getattr(args, "dpe_layers", 2)
     args.dpe_encoder_input = getattr(args, "dpe_encoder_input", "position_and_dpe")
+    args.dpe_output = getattr(args, "dpe_output", "layers")
     transformer_wmt_en_de_big(args)
