@@ -4,9 +4,12 @@
 embeddings ``w_i + p_i`` and output ``r_i``. The order loss (Eq. 1, in the criterion
 ``label_smoothed_cross_entropy_with_order``) pulls ``r_i`` towards ``p_j``, the sinusoid at
 token i's position j in the target-ordered source. The translation encoder then reads
-``w_i + p_i + r_i`` (default: the word keeps its own position and gains the predicted one,
-as §3.2 describes), or ``w_i + r_i`` (``--dpe-encoder-input dpe_only``, the public code).
-Nothing but the source is needed at test time.
+``w_i + r_i`` (``--dpe-encoder-input dpe_only``, the default, as the public code does), or
+``w_i + p_i + r_i`` (``position_and_dpe``: the word keeps its own position and gains the
+predicted one, one reading of §3.2). Measured on Hebrew→English at the demo's size (seed 1,
+500 updates, docs/studies/dpe.md): ``position_and_dpe`` 3.78 BLEU, ``dpe_only`` 5.74, the
+Transformer 5.55; the DPE output converges towards ``p_i``, so ``position_and_dpe`` reads
+the position twice. Nothing but the source is needed at test time.
 
 ``--dpe-output`` says what ``r_i`` is: ``layers`` (the paper), the last DPE layer's output, a
 layer-normed vector as large as the word embedding that starts as noise in the encoder's
@@ -99,9 +102,9 @@ class TransformerDPEModel(TransformerModel):
         parser.add_argument("--dpe-layers", type=int, metavar="N",
                             help="Transformer layers in the DPE network (paper: 2)")
         parser.add_argument("--dpe-encoder-input", choices=ENCODER_INPUTS,
-                            help="what the first encoder layer reads: w+p+r "
-                            "(position_and_dpe, paper §3.2, default) or w+r (dpe_only, "
-                            "the public code)")
+                            help="what the first encoder layer reads: w+r (dpe_only, the "
+                            "public code, default: measured 2 BLEU better) or w+p+r "
+                            "(position_and_dpe, one reading of §3.2)")
         parser.add_argument("--dpe-output", choices=OUTPUTS,
                             help="r_i: the DPE layers' output (layers, the paper, default) or "
                             "p_i + a zero-initialized projection of it (residual: starts at "
@@ -142,7 +145,7 @@ class TransformerDPEModel(TransformerModel):
 @register_model_architecture("transformer_dpe", "transformer_dpe")
 def transformer_dpe(args):
     args.dpe_layers = getattr(args, "dpe_layers", 2)
-    args.dpe_encoder_input = getattr(args, "dpe_encoder_input", "position_and_dpe")
+    args.dpe_encoder_input = getattr(args, "dpe_encoder_input", "dpe_only")
     args.dpe_output = getattr(args, "dpe_output", "layers")
     base_architecture(args)
 
@@ -170,6 +173,6 @@ def transformer_dpe_wmt_en_de(args):
 @register_model_architecture("transformer_dpe", "transformer_dpe_wmt_en_de_big")
 def transformer_dpe_wmt_en_de_big(args):
     args.dpe_layers = getattr(args, "dpe_layers", 2)
-    args.dpe_encoder_input = getattr(args, "dpe_encoder_input", "position_and_dpe")
+    args.dpe_encoder_input = getattr(args, "dpe_encoder_input", "dpe_only")
     args.dpe_output = getattr(args, "dpe_output", "layers")
     transformer_wmt_en_de_big(args)
