@@ -54,13 +54,16 @@ def test_presets_follow_the_paper():
     assert base.dpe_encoder_input == "dpe_only"
 
 
-def test_adds_exactly_n_encoder_layers_of_parameters():
+@pytest.mark.parametrize("output,projection", [("layers", 0), ("residual", 16 * 16 + 16)])
+def test_adds_exactly_n_encoder_layers_of_parameters(output, projection):
     task = tiny_task()
-    dpe = build(task, dpe_layers=3)
+    dpe = build(task, dpe_layers=3, dpe_output=output)
     plain = build(task, architecture=transformer_iwslt_de_en, model_class=TransformerModel)
     layer = sum(p.numel() for p in plain.encoder.layers[0].parameters())
     extra = sum(p.numel() for p in dpe.parameters()) - sum(p.numel() for p in plain.parameters())
-    assert extra == 3 * layer, f"DPE should add 3 encoder layers ({3 * layer} params), added {extra}"
+    assert extra == 3 * layer + projection, (
+        f"DPE ({output}) should add 3 encoder layers ({3 * layer} params) and "
+        f"{projection} for its output projection, added {extra}")
 
 
 def test_order_predictions_come_out_with_the_decoder_output():
@@ -91,13 +94,20 @@ def test_first_encoder_layer_reads_word_plus_positions(encoder_input):
     assert torch.allclose(out["encoder_out"][0], x, atol=1e-5)
 
 
-def test_order_loss_gradient_reaches_the_dpe_layers():
+@pytest.mark.parametrize("output,steps", [("layers", 0), ("residual", 1)])
+def test_order_loss_gradient_reaches_the_dpe_layers(output, steps):
+    """The residual output's projection starts at zero, which holds the layers' gradient back
+    for exactly one step: after it the order loss trains the layers too."""
     task = tiny_task()
-    model = build(task).train()
+    model = build(task, dpe_output=output).train()
     batch = tiny_batch(task.source_dictionary)
-    _, extra = model(**batch)
     targets = model.order_targets(torch.LongTensor([[1, 0, 3, 2, 4], [-1, -1, 1, 0, 2]]))
-    ((extra["order_predictions"] - targets) ** 2).sum().backward()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    for _ in range(steps + 1):
+        optimizer.zero_grad()
+        _, extra = model(**batch)
+        ((extra["order_predictions"] - targets) ** 2).sum().backward()
+        optimizer.step()
     for name, param in model.encoder.dpe_layers.named_parameters():
         assert param.grad is not None and param.grad.abs().sum() > 0, f"no gradient in dpe_layers.{name}"
 
@@ -151,12 +161,12 @@ def test_residual_output_learns_from_the_order_loss():
 
 def test_dpe_defaults():
     """Chosen by measurement (docs/studies/dpe.md): with w + p + r the encoder reads the
-    position twice and DPE lost 2 BLEU."""
+    position twice and DPE lost 2 BLEU; the residual output beats the own-position answer."""
     for preset in (transformer_dpe_iwslt_de_en, transformer_dpe_wmt_en_de,
                    transformer_dpe_wmt_en_de_big):
         args = Namespace()
         preset(args)
-        assert (args.dpe_output, args.dpe_encoder_input) == ("layers", "dpe_only"), preset
+        assert (args.dpe_output, args.dpe_encoder_input) == ("residual", "dpe_only"), preset
 
 
 def test_unknown_output_is_rejected():

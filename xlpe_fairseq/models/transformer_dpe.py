@@ -11,12 +11,15 @@ predicted one, one reading of §3.2). Measured on Hebrew→English at the demo's
 Transformer 5.55; the DPE output converges towards ``p_i``, so ``position_and_dpe`` reads
 the position twice. Nothing but the source is needed at test time.
 
-``--dpe-output`` says what ``r_i`` is: ``layers`` (the paper), the last DPE layer's output, a
-layer-normed vector as large as the word embedding that starts as noise in the encoder's
-input; or ``residual``, ``r_i = p_i + W·h_i`` with ``h_i`` the DPE layers' output and ``W`` a
-projection initialized to zero, so that the network starts from the "own position" answer
-(the encoder then reads exactly the Transformer's input under ``dpe_only``) and learns only
-the move ``p_j − p_i`` that the order loss asks for.
+``--dpe-output`` says what ``r_i`` is: ``residual`` (the default), ``r_i = p_i + W·h_i`` with
+``h_i`` the DPE layers' output and ``W`` a projection initialized to zero, so that the network
+starts from the "own position" answer (the encoder then reads exactly the Transformer's input
+under ``dpe_only``) and learns only the move ``p_j − p_i`` that the order loss asks for; or
+``layers`` (the paper), the last DPE layer's output, a layer-normed vector as large as the
+word embedding that starts as noise in the encoder's input and, on moved tokens, stays further
+from the target than the own position would be. Measured as above: ``residual`` 6.08 BLEU
+and an order loss below the own-position baseline's (0.0478 against 0.0508 on valid),
+``layers`` 5.74 and above it (0.0586).
 """
 from fairseq.models import register_model, register_model_architecture
 from fairseq.models.transformer import (
@@ -106,9 +109,9 @@ class TransformerDPEModel(TransformerModel):
                             "public code, default: measured 2 BLEU better) or w+p+r "
                             "(position_and_dpe, one reading of §3.2)")
         parser.add_argument("--dpe-output", choices=OUTPUTS,
-                            help="r_i: the DPE layers' output (layers, the paper, default) or "
-                            "p_i + a zero-initialized projection of it (residual: starts at "
-                            "the own-position answer and learns the move)")
+                            help="r_i: p_i + a zero-initialized projection of the DPE layers' "
+                            "output (residual, default: starts at the own-position answer and "
+                            "learns the move) or that output itself (layers, the paper)")
 
     @classmethod
     def build_model(cls, args, task):
@@ -146,7 +149,7 @@ class TransformerDPEModel(TransformerModel):
 def transformer_dpe(args):
     args.dpe_layers = getattr(args, "dpe_layers", 2)
     args.dpe_encoder_input = getattr(args, "dpe_encoder_input", "dpe_only")
-    args.dpe_output = getattr(args, "dpe_output", "layers")
+    args.dpe_output = getattr(args, "dpe_output", "residual")
     base_architecture(args)
 
 
@@ -174,5 +177,5 @@ def transformer_dpe_wmt_en_de(args):
 def transformer_dpe_wmt_en_de_big(args):
     args.dpe_layers = getattr(args, "dpe_layers", 2)
     args.dpe_encoder_input = getattr(args, "dpe_encoder_input", "dpe_only")
-    args.dpe_output = getattr(args, "dpe_output", "layers")
+    args.dpe_output = getattr(args, "dpe_output", "residual")
     transformer_wmt_en_de_big(args)
