@@ -45,6 +45,7 @@ from pathlib import Path
 import numpy as np
 import sacrebleu
 
+from ..help_format import HelpFormatter
 from ..preprocessing.io_utils import (
     InputError,
     ToolError,
@@ -649,7 +650,8 @@ def position_set(text):
 
 
 def build_parser():
-    parser = argparse.ArgumentParser(prog="xlpe-study", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="xlpe-study", description=__doc__.splitlines()[0],
+                                     formatter_class=HelpFormatter)
     parser.add_argument("--data-bin", required=True, help="fairseq data-bin of the pair")
     parser.add_argument("--xlpe-data-bin",
                         help="data-bin with reorder positions for every split (XL PE models)")
