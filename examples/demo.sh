@@ -36,9 +36,10 @@
 #             listed models are trained afresh; DIR/results.md lists every model in DIR
 # --gpu       train and decode on the GPU with --fp16 (use with a larger --updates)
 #
-# A CPU run's numbers depend neither on the machine's cores nor on its load: eflomal runs
-# seeded, and examples/demo_settings.sh fixes torch's thread count (DEMO_THREADS in the
-# environment, default 2, as for the README's numbers) and kernels (AVX2). GPU runs (--gpu)
+# On one machine and stack, a CPU run's numbers depend neither on its cores nor on its load:
+# eflomal runs seeded, and examples/demo_settings.sh fixes torch's thread count (DEMO_THREADS
+# in the environment, default 2, as for the README's numbers) and kernels (AVX2). Other CPU
+# models give numbers a few tenths apart (docs/reproducibility.md). GPU runs (--gpu)
 # are not made repeatable: CUDA kernels differ between GPUs, and some sum in varying order.
 set -euo pipefail
 
