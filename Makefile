@@ -5,19 +5,21 @@ BIN := $(VENV)/bin
 # CPU build for development machines; GPU users install their own torch first.
 TORCH ?= torch==2.13.0
 STAMP := $(VENV)/.xlpe-installed
+# exact versions of everything but torch, so a clone next month installs the same stack
+PIP_INSTALL := $(BIN)/pip install -q -c constraints.txt
 export TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD := 1
 
 .PHONY: setup test demo benchmark
 
 setup: $(STAMP)
 
-$(STAMP): setup.py
+$(STAMP): setup.py constraints.txt
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install -q --upgrade pip wheel setuptools Cython
-	$(BIN)/pip install -q "$(TORCH)"
+	$(PIP_INSTALL) --upgrade pip wheel setuptools Cython
+	$(PIP_INSTALL) "$(TORCH)"
 	# fastBPE's sdist needs Cython at build time and no build isolation
-	$(BIN)/pip install -q --no-build-isolation fastbpe==0.1.0
-	$(BIN)/pip install -q -e ".[test]"
+	$(PIP_INSTALL) --no-build-isolation fastbpe==0.1.0
+	$(PIP_INSTALL) -e ".[test]"
 	touch $@
 
 test: $(STAMP)

@@ -31,6 +31,7 @@ from fairseq.sequence_generator import SequenceGenerator  # noqa: E402
 from fairseq.utils import apply_to_sample  # noqa: E402
 
 import xlpe_fairseq  # noqa: E402,F401  (registers the plugin)
+from xlpe_fairseq.help_format import HelpFormatter  # noqa: E402
 from xlpe_fairseq.criterions.label_smoothed_cross_entropy_with_order import (  # noqa: E402
     LabelSmoothedCrossEntropyWithOrderCriterion,
 )
@@ -323,7 +324,8 @@ def print_table(rows):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0],
+                                     formatter_class=HelpFormatter)
     parser.add_argument("--size", choices=SIZES, default="base", help="model size for all models")
     parser.add_argument("--models", nargs="+", choices=VARIANTS, default=list(VARIANTS),
                         help="variants to compare (transformer is always included)")

@@ -1,6 +1,7 @@
 """xlpe-study end to end on the tiny synthetic corpus (two models x two seeds, an interrupted
 run resumed), and its statistics on hand-made systems."""
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -17,6 +18,7 @@ from xlpe_fairseq.evaluation.study import (
     PROFILES,
     Study,
     build_parser,
+    markdown_report,
     seed_bootstrap,
     model_flags,
     profile_settings,
@@ -25,6 +27,7 @@ from xlpe_fairseq.evaluation.study import (
 )
 
 REPO = Path(__file__).resolve().parents[2]
+ABSOLUTE_PATH = re.compile(r"(^|[\s`'=])/\w", re.MULTILINE)
 TINY = " ".join([*TINY_MODEL, "--max-tokens", "800"])
 
 
@@ -141,6 +144,10 @@ def test_position_sets_train_a_control_and_decode_with_other_test_positions(corp
         "decoding with monotone test positions must change XL PE's scores"
     markdown = (work / "report.md").read_text()
     assert "| xlpe-inxl [test: monotone] |" in markdown and "`MODEL@SET`" in markdown
+    assert markdown.startswith("# Study: 4 rows (3 models) × 2 seeds"), markdown.splitlines()[0]
+    assert str(corpus.root) not in markdown and not ABSOLUTE_PATH.search(markdown), \
+        "the report must hold no absolute paths: " + markdown
+    assert "--user-dir $(xlpe-user-dir)" in markdown and "data `../data-bin`" in markdown, markdown
     outputs = sorted(path.relative_to(work / "hypotheses").as_posix()
                      for path in (work / "hypotheses").glob("*/*.txt"))
     assert outputs == ["transformer/seed1.txt", "transformer/seed2.txt",
@@ -331,3 +338,32 @@ def test_variant_names_are_checked_on_the_command_line(corpus, tmp_path, variant
     result = xlpe_study(*args)
     assert result.returncode == 2, result.stderr
     assert (message or "build a variant on a model, not a variant") in result.stderr
+
+
+def test_report_header_counts_models_and_shows_no_absolute_paths(tmp_path):
+    work, data = tmp_path / "study", tmp_path / "lo-en-de" / "data-bin"
+    plugin = REPO / "xlpe_fairseq"
+    scores = {"per_seed": [1.0, 2.0], "mean": 1.5, "sd": 0.7}
+    versus = {**scores, "vs_baseline": {"delta": 0.1, "low": -0.1, "high": 0.3, "p": 0.5}}
+    summary = {
+        "baseline": "transformer", "bootstrap_samples": 10, "bootstrap_seed": 1,
+        "bleu_signature": "BLEU", "chrf_signature": "chrF",
+        "settings": {"profile": "cpu-demo", "updates": 6, "data_bin": str(data),
+                     "source_lang": "en", "target_lang": "de", "checkpoint": "last",
+                     "generate_args": "--beam 5", "positions": {"oracle": str(data) + "-oracle"}},
+        "models": [{"model": "transformer", "baseline": True, "seeds": [1, 2], "bleu": scores,
+                    "chrf": scores},
+                   {"model": "xlpe-inxl", "baseline": False, "seeds": [1, 2], "bleu": versus,
+                    "chrf": versus},
+                   {"model": "xlpe-inxl [test: oracle]", "baseline": False, "seeds": [1, 2],
+                    "bleu": versus, "chrf": versus}],
+    }
+    command = (f"/opt/venv/bin/python3 -m fairseq_cli.train {data} --user-dir {plugin} "
+               f"--save-dir {work}/runs/dpe/seed1")
+    markdown = markdown_report(summary, [command], work)
+    assert markdown.startswith("# Study: 3 rows (2 models) × 2 seeds\n"), markdown.splitlines()[0]
+    assert not ABSOLUTE_PATH.search(markdown), "absolute path in the report:\n" + markdown
+    assert "data `../lo-en-de/data-bin`" in markdown and "`oracle` = `../lo-en-de/data-bin-oracle`" \
+        in markdown, markdown
+    assert ("    python -m fairseq_cli.train ../lo-en-de/data-bin --user-dir $(xlpe-user-dir) "
+            "--save-dir runs/dpe/seed1") in markdown, markdown

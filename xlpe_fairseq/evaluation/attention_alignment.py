@@ -17,6 +17,7 @@ import json
 import os
 import sys
 
+from ..help_format import HelpFormatter
 from ..preprocessing.io_utils import InputError, atomic_output, check_dictionaries, run_command
 from .alignment_error_rate import (
     check_in_range,
@@ -170,7 +171,8 @@ def format_table(rows):
 
 
 def build_parser():
-    parser = argparse.ArgumentParser(prog="xlpe-aer", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="xlpe-aer", description=__doc__.splitlines()[0],
+                                     formatter_class=HelpFormatter)
     parser.add_argument("--gold", required=True,
                         help="word-level gold alignment, i-j (sure) and i?j (possible) links")
     parser.add_argument("--source-bpe", help="BPE source text of the split (needed to merge "

@@ -17,6 +17,7 @@ import sys
 import unicodedata
 from pathlib import Path
 
+from ..help_format import HelpFormatter
 from ..preprocessing.io_utils import InputError, atomic_output, run_command
 from .attention_alignment import attention_layer, forced_attention_of_batch, load_model
 from .compare import named_path
@@ -104,7 +105,7 @@ def plot_heatmaps(path, panels, title):
 def build_parser():
     parser = argparse.ArgumentParser(prog="xlpe-attention-heatmap",
                                      description=__doc__.splitlines()[0],
-                                     formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+                                     formatter_class=HelpFormatter)
     parser.add_argument("--checkpoint", nargs=2, required=True, type=named_path,
                         metavar="NAME=PATH", help="the two checkpoints to compare (a bare "
                         "PATH is named after its file stem)")

@@ -14,6 +14,7 @@ import sys
 
 import torch
 
+from ..help_format import HelpFormatter
 from ..preprocessing.io_utils import InputError, run_command
 
 UPDATE_CHECKPOINT = re.compile(r"checkpoint_\d+_(\d+)\.pt$")
@@ -59,7 +60,8 @@ def average(paths):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="xlpe-average-checkpoints",
-                                     description=__doc__.splitlines()[0])
+                                     description=__doc__.splitlines()[0],
+                                     formatter_class=HelpFormatter)
     parser.add_argument("--checkpoint-dir", required=True, help="fairseq --save-dir")
     parser.add_argument("--num", type=int, default=5, help="how many of the newest checkpoints")
     parser.add_argument("--output", required=True, help="averaged checkpoint to write")

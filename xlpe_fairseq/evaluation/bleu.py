@@ -12,6 +12,7 @@ import sys
 import sacrebleu
 from sacremoses import MosesDetokenizer
 
+from ..help_format import HelpFormatter
 from ..preprocessing.io_utils import InputError, atomic_output, read_lines, run_command
 from .generate_output import IncompleteGenerationError, read_hypotheses
 
@@ -37,7 +38,8 @@ def score(hypotheses, references):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="xlpe-bleu", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="xlpe-bleu", description=__doc__.splitlines()[0],
+                                     formatter_class=HelpFormatter)
     parser.add_argument("--generate-output", required=True,
                         help="stdout of fairseq-generate (run with --remove-bpe)")
     parser.add_argument("--reference", required=True,

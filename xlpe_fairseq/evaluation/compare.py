@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 import sacrebleu
 
+from ..help_format import HelpFormatter
 from ..preprocessing.io_utils import (
     InputError,
     ToolError,
@@ -191,7 +192,8 @@ class SystemAction(argparse.Action):
 
 
 def build_parser():
-    parser = argparse.ArgumentParser(prog="xlpe-compare", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="xlpe-compare", description=__doc__.splitlines()[0],
+                                     formatter_class=HelpFormatter)
     parser.set_defaults(systems=[])
     parser.add_argument("--generated", type=named_path, action=SystemAction, metavar="NAME=FILE",
                         help="a system's fairseq-generate output (run with --remove-bpe and "

@@ -18,6 +18,7 @@ import os
 import sys
 from pathlib import Path
 
+from ..help_format import HelpFormatter
 from ..preprocessing.io_utils import InputError, atomic_output, open_text, read_lines, run_command
 from .bleu import detokenize, score
 from .curves import markdown_table, plot_curves
@@ -125,7 +126,8 @@ def write_outputs(series, output_dir):
 
 
 def build_parser():
-    parser = argparse.ArgumentParser(prog="xlpe-noise-curve", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="xlpe-noise-curve", description=__doc__.splitlines()[0],
+                                     formatter_class=HelpFormatter)
     parser.add_argument("--results", nargs="+", metavar="NAME=FILE",
                         help="per model, a TSV of 'noise BLEU' lines or a JSON {noise: BLEU}")
     parser.add_argument("--generate-outputs", nargs="+", metavar="NOISE=FILE",

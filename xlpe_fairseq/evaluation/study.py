@@ -51,6 +51,7 @@ from pathlib import Path
 import numpy as np
 import sacrebleu
 
+from ..help_format import HelpFormatter
 from ..preprocessing.io_utils import (
     InputError,
     ToolError,
@@ -92,8 +93,9 @@ PROFILES = {
         "embed_dim": 128, "encoder_layers": 2, "heads": 4, "order_lambda": 0.5, "updates": 500,
         "validate_every": 100, "device": ["--cpu"], "generate_device": ["--cpu"],
     },
-    # The IWSLT'14 recipes' model (transformer_iwslt_de_en: 512/1024, 6+6 layers, 4 heads) and
-    # optimizer, on one GPU in fp16, with a budget that trains 5 models x 3 seeds in about an
+    # fairseq's IWSLT'14 preset (transformer_iwslt_de_en: 512/1024, 6+6 layers, 4 heads), not
+    # the smaller model of this project's IWSLT'14 recipes (256/1024, 2+2, 2 heads, lr 5e-4,
+    # warmup 4000); on one GPU in fp16, with a budget that trains 5 models x 3 seeds in about an
     # hour on one H100-class GPU.
     "gpu-iwslt": {
         "settings": [
@@ -524,7 +526,28 @@ def position_sets_text(positions):
         "`MODEL`, decoded with SET's test positions."]
 
 
-def markdown_report(summary, commands):
+def model_count(summary):
+    """Trained models, not rows: a row ``MODEL [test: SET]`` re-decodes MODEL's checkpoints."""
+    return sum(" [test: " not in row["model"] for row in summary["models"])
+
+
+def portable_paths(text, work):
+    """The report's absolute paths as any reader can use them: the interpreter as ``python``,
+    the plugin as ``$(xlpe-user-dir)``, everything else relative to the work folder."""
+    plugin = str(Path(__file__).resolve().parents[1])
+
+    def shown(match):
+        path = match.group(0)
+        if re.fullmatch(r"/\S*/bin/python[\d.]*", path):
+            return "python"
+        if path == plugin or path.startswith(plugin + "/"):
+            return "$(xlpe-user-dir)" + path[len(plugin):]
+        return os.path.relpath(path, work)
+
+    return re.sub(r"(?<![\w.~$])/[^\s`'\",]+", shown, text)
+
+
+def markdown_report(summary, commands, work):
     def cell(stats):
         return f"{stats['mean']:.2f} ± {stats['sd']:.2f}"
 
@@ -539,7 +562,8 @@ def markdown_report(summary, commands):
     header = "| model | BLEU (mean ± sd) | per seed | ΔBLEU [95%] | p | chrF (mean ± sd) | ΔchrF [95%] | p |"
     header += " AER |" if has_aer else ""
     lines = [
-        f"# Study: {len(summary['models'])} models × {len(summary['models'][0]['seeds'])} seeds",
+        f"# Study: {len(summary['models'])} rows ({model_count(summary)} models) × "
+        f"{len(summary['models'][0]['seeds'])} seeds",
         "",
         f"Profile `{settings['profile']}`, {settings['updates']} updates per run, data "
         f"`{settings['data_bin']}`, {settings['source_lang']}→{settings['target_lang']}, "
@@ -581,7 +605,7 @@ def markdown_report(summary, commands):
         "",
         *[f"    {command}" for command in commands],
     ]
-    return "\n".join(lines) + "\n"
+    return portable_paths("\n".join(lines) + "\n", work)
 
 
 def hypotheses_file(work, model, seed, test_positions=None):
@@ -614,7 +638,7 @@ def write_report(study, models, seeds, references):
     with atomic_output(str(study.work / "report.json")) as out:
         json.dump(summary, out, indent=2)
     with atomic_output(str(study.work / "report.md")) as out:
-        out.write(markdown_report(summary, commands))
+        out.write(markdown_report(summary, commands, study.work))
     curves = {}
     for model in models:
         by_update = {}
@@ -763,7 +787,8 @@ def variant(text):
 
 
 def build_parser():
-    parser = argparse.ArgumentParser(prog="xlpe-study", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="xlpe-study", description=__doc__.splitlines()[0],
+                                     formatter_class=HelpFormatter)
     parser.add_argument("--data-bin", required=True, help="fairseq data-bin of the pair")
     parser.add_argument("--xlpe-data-bin",
                         help="data-bin with reorder positions for every split (XL PE models)")
@@ -780,7 +805,8 @@ def build_parser():
     parser.add_argument("--seeds", nargs="+", type=int, default=[1, 2, 3])
     parser.add_argument("--profile", choices=sorted(PROFILES), default="cpu-demo",
                         help="model size and optimizer (default: cpu-demo, the demo's settings; "
-                        "gpu-iwslt: the IWSLT'14 model in fp16 on one GPU)")
+                        "gpu-iwslt: fairseq's transformer_iwslt_de_en size, 512/1024 6+6, "
+                        "in fp16 on one GPU)")
     parser.add_argument("--updates", type=int, help="training updates per run (default: the "
                         "profile's: 500 for cpu-demo, 4000 for gpu-iwslt)")
     parser.add_argument("--cpu", action="store_true", help="train and decode on the CPU "

@@ -29,6 +29,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from ..help_format import HelpFormatter
 from ..preprocessing.io_utils import (
     InputError,
     ToolError,
@@ -205,7 +206,7 @@ def write_outputs(result, output_dir):
 def build_parser():
     parser = argparse.ArgumentParser(prog="xlpe-swap-robustness",
                                      description=__doc__.splitlines()[0],
-                                     formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+                                     formatter_class=HelpFormatter)
     parser.add_argument("--checkpoint", nargs="+", required=True, type=named_path,
                         metavar="NAME=PATH", help="checkpoints, one line each in the plot "
                         "(a bare PATH is named after its file stem)")

@@ -20,6 +20,7 @@ import argparse
 import contextlib
 from collections import Counter, defaultdict
 
+from ..help_format import HelpFormatter
 from ..preprocessing.io_utils import check_same_line_count, open_text, run_command
 from ..reordering.reorder_file import parse_reorder_line
 from .metrics import corpus_scores, monotone_scores
@@ -114,6 +115,7 @@ def build_parser():
         "sources that occur more than once, score the oracle positions of one occurrence "
         "against those of another (Kendall's tau, FRS, exact match, share of the "
         "monotone-to-oracle tau gap closed).",
+        formatter_class=HelpFormatter,
     )
     parser.add_argument("--source", required=True,
                         help="source BPE text the oracle was extracted for (e.g. bpe/train.en)")

@@ -15,6 +15,7 @@ import sys
 
 import torch
 
+from ..help_format import HelpFormatter
 from ..preprocessing.io_utils import atomic_output, check_not_inputs, run_command
 from .corpus import read_source_with_reorder
 from .train import add_training_arguments, train_preorderer, training_settings
@@ -55,6 +56,7 @@ def build_parser():
         description="Cross-fitted preorderer positions for a training set: k folds, each "
         "predicted by a preorderer trained on the others (for XL PE training positions "
         "that look like test-time ones).",
+        formatter_class=HelpFormatter,
     )
     parser.add_argument("--output", required=True,
                         help="reorder file of the cross-fitted predictions")

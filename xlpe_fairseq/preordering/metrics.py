@@ -17,6 +17,7 @@ which are plain means over the remaining sentences.
 import argparse
 import bisect
 
+from ..help_format import HelpFormatter
 from ..preprocessing.io_utils import check_same_line_count, run_command
 from .corpus import read_reorder, read_tokens
 
@@ -93,6 +94,7 @@ def build_parser():
         description="Score predicted reorder positions against oracle ones: corpus-mean "
         "Kendall's tau and fuzzy reordering score (Talbot et al. 2011), next to the "
         "monotone (keep the source order) baseline.",
+        formatter_class=HelpFormatter,
     )
     parser.add_argument("--hypothesis", required=True,
                         help="predicted reorder file (e.g. from xlpe-preorder)")

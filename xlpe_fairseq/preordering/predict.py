@@ -6,6 +6,7 @@ Writes one reorder line per source line (the format of ``{split}.reorder``), e.g
 import argparse
 import sys
 
+from ..help_format import HelpFormatter
 from ..preprocessing.io_utils import atomic_output, check_not_inputs, require_files, run_command
 from ..reordering.reorder_file import validate_permutation
 from .corpus import read_tokens
@@ -30,6 +31,7 @@ def build_parser():
         description="Predict target-ordered source positions (a reorder file) from source "
         "BPE text alone, with a preorderer trained by xlpe-preorder-train. Every prediction "
         "is BTG-consistent (the best BTG tree under the preorderer's pair scores).",
+        formatter_class=HelpFormatter,
     )
     parser.add_argument("--preorderer", required=True, help="checkpoint from xlpe-preorder-train")
     parser.add_argument("--source", required=True, help="source BPE text, one sentence a line")

@@ -12,6 +12,7 @@ import time
 
 import torch
 
+from ..help_format import HelpFormatter
 from ..preprocessing.io_utils import check_not_inputs, run_command
 from .corpus import read_source_with_reorder
 from .metrics import corpus_scores, monotone_scores
@@ -132,6 +133,7 @@ def build_parser():
         prog="xlpe-preorder-train",
         description="Train a source-only preorderer (BiLSTM pair scorer, logistic loss on "
         "every token pair, BTG search) on source BPE text and its oracle reorder positions.",
+        formatter_class=HelpFormatter,
     )
     add_training_arguments(parser)
     return parser

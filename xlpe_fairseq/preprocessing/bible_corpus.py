@@ -36,6 +36,7 @@ import subprocess
 import sys
 import zipfile
 
+from ..help_format import HelpFormatter
 from .io_utils import InputError, atomic_output, find_not_utf8, require_files, run_command
 
 REQUIREMENT = "bible-alignments==0.4.1"
@@ -193,7 +194,8 @@ def fetch_wheel(cache_dir):
 
 def build_parser():
     parser = argparse.ArgumentParser(prog="xlpe-bible-corpus",
-                                     description=__doc__.splitlines()[0])
+                                     description=__doc__.splitlines()[0],
+                                     formatter_class=HelpFormatter)
     parser.add_argument("--out", required=True, help="directory for the corpus files")
     default_cache = os.path.join(os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")),
                                  "xlpe-fairseq")

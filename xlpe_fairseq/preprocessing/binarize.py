@@ -13,6 +13,7 @@ import tempfile
 
 import numpy as np
 
+from ..help_format import HelpFormatter
 from ..reordering.reorder_file import parse_reorder_line
 from .io_utils import (
     InputError,
@@ -65,7 +66,8 @@ def binarize_reorder(reorder_path, source_path, prefix, chunk_size=100000):
 
 
 def build_parser():
-    parser = argparse.ArgumentParser(prog="xlpe-binarize", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="xlpe-binarize", description=__doc__.splitlines()[0],
+                                     formatter_class=HelpFormatter)
     parser.add_argument("--reorder", required=True, help="reorder text ({split}.reorder)")
     parser.add_argument("--source", required=True,
                         help="source BPE text the positions refer to (the line lengths)")

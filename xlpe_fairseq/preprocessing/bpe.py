@@ -12,6 +12,7 @@ import collections
 import functools
 import heapq
 
+from ..help_format import HelpFormatter
 from .io_utils import (
     InputError,
     add_parallel_arguments,
@@ -147,10 +148,12 @@ def apply_bpe_file(codes_path, input_path, output_path, workers, chunk_size):
 
 
 def build_parser():
-    parser = argparse.ArgumentParser(prog="xlpe-bpe", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="xlpe-bpe", description=__doc__.splitlines()[0],
+                                     formatter_class=HelpFormatter)
     commands = parser.add_subparsers(dest="command", required=True)
 
-    learn = commands.add_parser("learn", help="learn BPE codes (joint if several inputs)")
+    learn = commands.add_parser("learn", help="learn BPE codes (joint if several inputs)",
+                                formatter_class=HelpFormatter)
     learn.add_argument("--input", nargs="+", required=True,
                        help="tokenized training text; several files give joint codes")
     learn.add_argument("--codes", required=True, help="codes file to write (fastBPE format)")
@@ -160,7 +163,8 @@ def build_parser():
     learn.add_argument("--workers", type=int, default=default_workers(),
                        help="processes for word counting (default: all cores)")
 
-    apply = commands.add_parser("apply", help="apply BPE codes to one file")
+    apply = commands.add_parser("apply", help="apply BPE codes to one file",
+                                formatter_class=HelpFormatter)
     apply.add_argument("--codes", required=True, help="codes file (fastBPE format)")
     apply.add_argument("--input", required=True, help="tokenized text")
     apply.add_argument("--output", required=True, help="BPE text to write")

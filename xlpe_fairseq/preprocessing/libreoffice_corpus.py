@@ -19,6 +19,7 @@ import os
 import random
 import sys
 
+from ..help_format import HelpFormatter
 from .io_utils import InputError, atomic_output, open_text, run_command
 
 TEXT_TAGS = {"p", "h1", "h2", "h3", "h4", "h5", "h6"}
@@ -152,7 +153,8 @@ def write_splits(splits, out_dir, source_lang, target_lang):
 
 def build_parser():
     parser = argparse.ArgumentParser(prog="xlpe-libreoffice-corpus",
-                                     description=__doc__.splitlines()[0])
+                                     description=__doc__.splitlines()[0],
+                                     formatter_class=HelpFormatter)
     parser.add_argument("--source-help", required=True,
                         help="source-language help tree, e.g. .../usr/share/libreoffice/help/en-US")
     parser.add_argument("--target-help", required=True,

@@ -11,6 +11,7 @@ fairseq needs no XML escaping. ``--no-tokenize`` is for a side that is already t
 import argparse
 import functools
 
+from ..help_format import HelpFormatter
 from .io_utils import (
     add_parallel_arguments,
     atomic_output,
@@ -58,7 +59,8 @@ def tokenize_file(input_path, output_path, lang, lowercase=False, tokenize=True,
 
 
 def build_parser():
-    parser = argparse.ArgumentParser(prog="xlpe-tokenize", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="xlpe-tokenize", description=__doc__.splitlines()[0],
+                                     formatter_class=HelpFormatter)
     parser.add_argument("--lang", required=True, help="language code for the Moses rules, e.g. en; zh and ja "
                         "are word-segmented (jieba, MeCab) instead")
     parser.add_argument("--input", required=True, help="raw text, one sentence a line")

@@ -29,6 +29,7 @@ import sys
 import tempfile
 import time
 
+from ..help_format import HelpFormatter
 from .io_utils import (
     InputError,
     ToolError,
@@ -278,6 +279,7 @@ def build_parser():
         prog="xlpe-align",
         description="Word-align a parallel corpus (BPE level) and write fairseq i-j links, "
         "symmetrized with grow-diag-final-and.",
+        formatter_class=HelpFormatter,
     )
     parser.add_argument("--source", required=True, help="source text, one sentence a line")
     parser.add_argument("--target", required=True, help="target text, one sentence a line")

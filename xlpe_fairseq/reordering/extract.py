@@ -12,6 +12,7 @@ import functools
 import re
 import sys
 
+from ..help_format import HelpFormatter
 from ..preprocessing.io_utils import (
     InputError,
     add_parallel_arguments,
@@ -153,6 +154,7 @@ def build_parser():
         prog="xlpe-reorder",
         description="Extract target-ordered source positions ({split}.reorder) from a "
         "BPE-level word alignment.",
+        formatter_class=HelpFormatter,
     )
     parser.add_argument("--method", choices=sorted(METHODS), default="dpe",
                         help="extraction method (default: dpe, Zheng et al. 2021 Sec. 3.1; "

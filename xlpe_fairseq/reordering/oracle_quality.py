@@ -20,6 +20,7 @@ import argparse
 import collections
 import time
 
+from ..help_format import HelpFormatter
 from ..preprocessing.io_utils import check_same_line_count, read_parallel_chunks, run_command
 from .btg_rules import btg_positions, make_btg_reachable, words
 from .extract import parse_links
@@ -119,7 +120,8 @@ def main(argv=None):
     parser = argparse.ArgumentParser(
         prog="python -m xlpe_fairseq.reordering.oracle_quality",
         description="Split BPE words and realized alignment-implied inversions of the BTG oracle "
-        "and of a mean-target-position sort with the same BTG repair.")
+        "and of a mean-target-position sort with the same BTG repair.",
+        formatter_class=HelpFormatter)
     parser.add_argument("--source", required=True, help="source BPE text, one sentence a line")
     parser.add_argument("--target", required=True, help="target BPE text, one sentence a line")
     parser.add_argument("--alignment", required=True, help="fairseq i-j links over BPE tokens")

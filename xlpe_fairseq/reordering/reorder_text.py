@@ -10,6 +10,7 @@ import argparse
 import functools
 import sys
 
+from ..help_format import HelpFormatter
 from ..preprocessing.io_utils import (
     add_parallel_arguments,
     atomic_output,
@@ -55,7 +56,8 @@ def reorder_file(source, reorder, output, workers, chunk_size):
 
 
 def build_parser():
-    parser = argparse.ArgumentParser(prog="xlpe-reorder-text", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="xlpe-reorder-text", description=__doc__.splitlines()[0],
+                                     formatter_class=HelpFormatter)
     parser.add_argument("--source", required=True, help="source BPE text, one sentence a line")
     parser.add_argument("--reorder", required=True,
                         help="reorder file of that text (xlpe-reorder output)")

@@ -1,0 +1,131 @@
+"""Every console command's ``--help`` names the default of each option that has one."""
+import argparse
+import ast
+import contextlib
+import importlib
+import io
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import xlpe_fairseq
+from xlpe_fairseq import user_dir
+
+SETUP_PY = Path(__file__).resolve().parent.parent / "setup.py"
+
+
+def console_scripts():
+    """(name, module) of every console script setup.py installs."""
+    tree = ast.parse(SETUP_PY.read_text())
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and any(
+                getattr(t, "id", None) == "CONSOLE_SCRIPTS" for t in node.targets):
+            entries = ast.literal_eval(node.value)
+            return [tuple(part.strip() for part in entry.split("=")) for entry in entries]
+    raise AssertionError("setup.py defines no CONSOLE_SCRIPTS list")
+
+
+def run_help(name, entry, args, monkeypatch):
+    """Run the command's main in-process with ``args + --help``; return (parser, help text)."""
+    module_name, function = entry.split(":")
+    main = getattr(importlib.import_module(module_name), function)
+    shown = []
+    print_help = argparse.ArgumentParser.print_help
+
+    def recording_print_help(parser, file=None):
+        shown.append(parser)
+        print_help(parser, file)
+
+    monkeypatch.setattr(argparse.ArgumentParser, "print_help", recording_print_help)
+    monkeypatch.setattr(sys, "argv", [name, *args, "--help"])
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), pytest.raises(SystemExit) as exit_info:
+        main()
+    assert exit_info.value.code in (0, None), f"{name} {' '.join(args)} --help exited {exit_info.value.code}"
+    assert shown, f"{name} --help printed no argparse help"
+    return shown[-1], out.getvalue()
+
+
+def entries(help_text):
+    """The help text of each option, keyed by its first line (where its flags are)."""
+    chunks, current = [], None
+    for line in help_text.splitlines():
+        if re.match(r"^  \S", line):
+            current = [line]
+            chunks.append(current)
+        elif current is not None and line.startswith("   "):
+            current.append(line)
+        else:
+            current = None
+    return [" ".join(" ".join(chunk).split()) for chunk in chunks]
+
+
+def says_something(default):
+    return default is not None and default is not False and default is not argparse.SUPPRESS
+
+
+def missing_defaults(parser, help_text):
+    missing = []
+    for action in parser._actions:
+        if isinstance(action, (argparse._HelpAction, argparse._SubParsersAction)):
+            continue
+        if not says_something(action.default):
+            continue
+        if not action.option_strings and action.nargs not in ("?", "*"):
+            continue  # a required positional has no default to show
+        flag = action.option_strings[0] if action.option_strings else action.metavar or action.dest
+        entry = next((e for e in entries(help_text)
+                      if re.match(rf"^{re.escape(flag)}(\W|$)", e)), None)
+        assert entry is not None, f"option {flag} not found in the help:\n{help_text}"
+        if "(default" not in entry:
+            missing.append(f"{flag} (default {action.default!r}): {entry}")
+    return missing
+
+
+@pytest.mark.parametrize("name,entry", console_scripts(), ids=[n for n, _ in console_scripts()])
+def test_help_shows_every_default(name, entry, monkeypatch):
+    parser, help_text = run_help(name, entry, [], monkeypatch)
+    missing = missing_defaults(parser, help_text)
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for command in action.choices:
+                sub_parser, sub_help = run_help(name, entry, [command], monkeypatch)
+                missing += [f"{command} {m}" for m in missing_defaults(sub_parser, sub_help)]
+    assert not missing, f"{name} --help does not show these defaults:\n" + "\n".join(missing)
+
+
+def test_help_shows_the_value_itself(monkeypatch):
+    parser, help_text = run_help("xlpe-preorder-train", "xlpe_fairseq.preordering.train:main", [],
+                                 monkeypatch)
+    epochs = next(e for e in entries(help_text) if e.startswith("--epochs"))
+    assert f"(default: {parser.get_default('epochs')})" in epochs, epochs
+    assert "(default: None)" not in help_text and "(default: False)" not in help_text, help_text
+
+
+def test_user_dir_prints_the_installed_package(monkeypatch, tmp_path):
+    monkeypatch.chdir(tmp_path)  # the path must not depend on where it is asked from
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        user_dir.main([])
+    printed = Path(out.getvalue().strip())
+    assert printed.is_absolute(), f"xlpe-user-dir printed a relative path: {printed}"
+    assert printed == Path(xlpe_fairseq.__file__).resolve().parent, printed
+    assert (printed / "tasks").is_dir(), f"{printed} is not the plugin's folder"
+
+
+def test_fairseq_loads_the_plugin_from_the_printed_path(tmp_path):
+    """What fairseq-train --user-dir does with the path, from a folder outside the repository."""
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        user_dir.main([])
+    check = ("import argparse, sys; from fairseq import utils; from fairseq.tasks import TASK_REGISTRY; "
+             "utils.import_user_module(argparse.Namespace(user_dir=sys.argv[1])); "
+             "assert 'translation_reorder' in TASK_REGISTRY, 'task not registered'")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    result = subprocess.run([sys.executable, "-c", check, out.getvalue().strip()], cwd=tmp_path,
+                            env=env, capture_output=True, text=True)
+    assert result.returncode == 0, f"--user-dir {out.getvalue().strip()} failed:\n{result.stderr}"

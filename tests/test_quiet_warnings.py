@@ -1,0 +1,42 @@
+"""Warnings a user cannot act on (hydra's deprecations as fairseq calls it, fairseq's CPU data
+loader and autocast calls, the tensorboardX hint) do not reach the terminal."""
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from synthetic_corpus import preprocess_corpus, write_corpus
+
+USER_DIR = str(Path(__file__).resolve().parents[1] / "xlpe_fairseq")
+
+
+def run_python(*args, cwd=None):
+    # warnings shown as a user's shell shows them: no PYTHONWARNINGS from the test environment
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONWARNINGS"}
+    env["OMP_NUM_THREADS"] = "1"
+    return subprocess.run([sys.executable, *map(str, args)], capture_output=True, text=True,
+                          env=env, cwd=cwd)
+
+
+def test_xlpe_commands_do_not_ask_for_tensorboardx():
+    # what an xlpe-* command that uses fairseq does: this package first, then fairseq's tasks
+    result = run_python("-c", "import xlpe_fairseq, fairseq.tasks")
+    assert result.returncode == 0, result.stderr
+    assert "tensorboardX" not in result.stdout + result.stderr, result.stdout + result.stderr
+
+
+def test_fairseq_train_with_the_plugin_prints_no_warnings(tmp_path):
+    raw = write_corpus(tmp_path / "raw", sizes={"train": 40, "valid": 8, "test": 8})
+    data_bin = preprocess_corpus(raw, tmp_path / "data-bin")
+    result = run_python(
+        "-m", "fairseq_cli.train", data_bin, "--user-dir", USER_DIR, "--task",
+        "translation_reorder", "--arch", "transformer", "--encoder-layers", "1",
+        "--decoder-layers", "1", "--encoder-embed-dim", "16", "--decoder-embed-dim", "16",
+        "--encoder-ffn-embed-dim", "16", "--decoder-ffn-embed-dim", "16",
+        "--encoder-attention-heads", "1", "--decoder-attention-heads", "1",
+        "--criterion", "label_smoothed_cross_entropy_with_order", "--optimizer", "adam",
+        "--lr", "1e-3", "--max-tokens", "200", "--max-update", "2", "--no-save",
+        "--num-workers", "0", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr[-3000:]
+    warnings = [line for line in result.stderr.splitlines() if "Warning" in line]
+    assert not warnings, "fairseq-train printed warnings:\n" + result.stderr[-3000:]
