@@ -17,7 +17,7 @@ import sys
 import unicodedata
 from pathlib import Path
 
-from ..preprocessing.io_utils import InputError, atomic_output, run_command
+from ..preprocessing.io_utils import InputError, atomic_output, check_outputs, run_command
 from .attention_alignment import attention_layer, forced_attention_of_batch, load_model
 from .compare import named_path
 
@@ -124,6 +124,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
 
     def body():
+        check_outputs([args.output], [path for _, path in args.checkpoint])
         panels = []
         for name, path in args.checkpoint:
             if not Path(path).is_file():
