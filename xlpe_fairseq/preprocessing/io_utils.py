@@ -187,17 +187,37 @@ def check_outputs(outputs, inputs=()):
     written (see output_target); probes each directory by creating a file in it."""
     outputs = [out for out in outputs if out]
     check_not_inputs(outputs, inputs)
+    targets = {}
     for out in outputs:
-        real = output_target(out)
-        directory = os.path.dirname(real)
-        while not os.path.isdir(directory):  # the folder that atomic_output would create in
-            directory = os.path.dirname(directory)
-        try:
-            fd, probe = tempfile.mkstemp(dir=directory, prefix=".xlpe-probe.")
-        except OSError as err:
-            raise InputError(f"{out}: cannot write in {directory} ({err.strerror})") from None
-        os.close(fd)
-        os.unlink(probe)
+        if targets.setdefault(os.path.realpath(out), out) != out:
+            raise InputError(f"{out}: given as two outputs ({targets[os.path.realpath(out)]})")
+    for out in outputs:
+        _check_writable(out, os.path.dirname(output_target(out)))
+
+
+def check_output_directory(path):
+    """check_outputs of an output folder: InputError unless ``path`` is a directory, or can
+    be created as one, that can be written."""
+    real = os.path.realpath(path)
+    if os.path.exists(real) and not os.path.isdir(real):
+        raise InputError(f"{path}: not a directory (expected an output folder)")
+    _check_writable(path, real)
+
+
+def _check_writable(name, directory):
+    """InputError naming ``name`` unless ``directory``, or the folder it would be created
+    in, is a directory that a file can be created in (probed: permissions, read-only
+    file systems)."""
+    while not os.path.isdir(directory):
+        if os.path.exists(directory):
+            raise InputError(f"{name}: cannot create it, {directory} is not a directory")
+        directory = os.path.dirname(directory)
+    try:
+        fd, probe = tempfile.mkstemp(dir=directory, prefix=".xlpe-probe.")
+    except OSError as err:
+        raise InputError(f"{name}: cannot write in {directory} ({err.strerror})") from None
+    os.close(fd)
+    os.unlink(probe)
 
 
 def output_target(path):
