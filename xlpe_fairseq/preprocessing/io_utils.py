@@ -187,10 +187,11 @@ def check_outputs(outputs, inputs=()):
     written (see output_target); probes each directory by creating a file in it."""
     outputs = [out for out in outputs if out]
     check_not_inputs(outputs, inputs)
-    targets = {}
+    seen = {}
     for out in outputs:
-        if targets.setdefault(os.path.realpath(out), out) != out:
-            raise InputError(f"{out}: given as two outputs ({targets[os.path.realpath(out)]})")
+        if os.path.realpath(out) in seen:
+            raise InputError(f"{out}: given as two outputs ({seen[os.path.realpath(out)]})")
+        seen[os.path.realpath(out)] = out
     for out in outputs:
         _check_writable(out, os.path.dirname(output_target(out)))
 
