@@ -80,3 +80,18 @@ def test_mismatched_line_counts(tmp_path, capsys):
     with pytest.raises(SystemExit):
         main(args(reorder, source, tmp_path / "data-bin"))
     assert "train.reorder: 1 lines, " in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("option", ["--split", "--source-lang", "--target-lang"])
+@pytest.mark.parametrize("value", ["../x", "a/b", "..", ""])
+def test_names_that_would_leave_the_destination_are_a_command_line_error(tmp_path, capsys,
+                                                                         option, value):
+    source = write(tmp_path / "train.bpe.he", ["a"])
+    reorder = write(tmp_path / "train.reorder", ["0"])
+    argv = args(reorder, source, tmp_path / "data-bin")
+    argv[argv.index(option) + 1] = value
+    with pytest.raises(SystemExit) as exit_info:
+        main(argv)
+    assert exit_info.value.code == 2
+    assert f"{option} must be a plain name" in capsys.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["train.bpe.he", "train.reorder"]
