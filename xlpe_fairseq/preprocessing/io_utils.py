@@ -36,6 +36,9 @@ from tqdm import tqdm
 from ..reordering.reorder_file import ReorderFileError
 
 
+BYTE_ORDER_MARK = "\ufeff"
+
+
 class InputError(ValueError):
     """Bad input data; the message names the file and, where it applies, the 1-based line."""
 
@@ -117,7 +120,7 @@ def decoding_errors_named(*paths):
 def open_text(path):
     """The whole text of ``path`` (``f.read()``), decoding errors named as in
     decoding_errors_named; line-by-line readers use text_lines."""
-    with open(path, encoding="utf-8-sig") as f, decoding_errors_named(path):
+    with open(path, encoding="utf-8") as f, decoding_errors_named(path):
         yield f
 
 
@@ -126,12 +129,16 @@ def text_lines(path):
     """An iterator over the lines of ``path`` without their line end, under the module's line
     rule (lines end at ``\n`` or ``\r\n``, any other ``\r`` is an InputError naming line and
     byte column; a leading byte-order mark is dropped), decoding errors named."""
-    with open(path, encoding="utf-8-sig", newline="\n") as f, decoding_errors_named(path):
+    with open(path, encoding="utf-8", newline="\n") as f, decoding_errors_named(path):
         yield _checked_lines(path, f)
 
 
 def _checked_lines(path, f):
+    # (not the utf-8-sig codec: it drops a file of one to two bytes of a byte-order mark,
+    # e.g. b"\xef", without a decoding error)
     for lineno, line in enumerate(f, start=1):
+        if lineno == 1 and line.startswith(BYTE_ORDER_MARK):
+            line = line[1:]
         line = line[:-1] if line.endswith("\n") else line
         line = line[:-1] if line.endswith("\r") else line
         cr = line.find("\r")
@@ -267,7 +274,7 @@ def read_parallel_chunks(paths, chunk_size):
     memory stays bounded by the chunk size. Call check_same_line_count first.
     """
     with contextlib.ExitStack() as stack:
-        files = [stack.enter_context(open(path, encoding="utf-8-sig", newline="\n"))
+        files = [stack.enter_context(open(path, encoding="utf-8", newline="\n"))
                  for path in paths]
         rows = zip(*(_checked_lines(path, f) for path, f in zip(paths, files)))
         lineno = 1
