@@ -157,3 +157,13 @@ def test_a_length_mismatch_names_hypothesis_and_reference(tmp_path, capsys):
     reference = write_lines(tmp_path / "ref.reorder", [[0, 1], [1, 0, 2]])
     expect_input_error(metrics.main, ["--hypothesis", hypothesis, "--reference", reference],
                        capsys, f"{hypothesis} line 2: 2 positions, but {reference} line 2 has 3")
+
+
+def test_sentences_left_out_of_training_are_counted(tmp_path, capsys):
+    source = write_lines(tmp_path / "train.src", [["a", "b"], ["b", "a", "c"], ["a"]])
+    positions = write_lines(tmp_path / "train.reorder", [[1, 0], [0, 1, 2], [0]])
+    train.main(["--source", source, "--reorder", positions, "--save", str(tmp_path / "p.pt"),
+                "--epochs", "1", "--max-train-length", "2", "--hidden-dim", "8",
+                "--embed-dim", "8"])
+    assert "2 of 3 sentences left out of training: fewer than 2 or more than 2 tokens" in \
+        capsys.readouterr().err

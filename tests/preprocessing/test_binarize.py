@@ -95,3 +95,14 @@ def test_names_that_would_leave_the_destination_are_a_command_line_error(tmp_pat
     assert exit_info.value.code == 2
     assert f"{option} must be a plain name" in capsys.readouterr().err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["train.bpe.he", "train.reorder"]
+
+
+def test_replacing_positions_already_in_the_destination_is_said(tmp_path, capsys):
+    source = write(tmp_path / "train.bpe.he", ["a b"])
+    for positions in ("0 1", "1 0"):
+        reorder = write(tmp_path / "train.reorder", [positions])
+        main(args(reorder, source, tmp_path / "data-bin"))
+    first, second = capsys.readouterr().err.strip().splitlines()[-2:]
+    prefix = tmp_path / "data-bin" / "train.reorder.he-en"
+    assert first == f"xlpe-binarize: wrote {prefix}.bin/.idx (1 sentences)", first
+    assert second == f"xlpe-binarize: replaced {prefix}.bin/.idx (1 sentences)", second

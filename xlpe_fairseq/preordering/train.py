@@ -44,6 +44,9 @@ def train_preorderer(sentences, positions, valid=None, *, embed_dim=64, hidden_d
     examples = [(s, p) for s, p in zip(sentences, positions) if 2 <= len(s) <= max_train_length]
     if not examples:
         raise ValueError("no training sentence of 2 to max_train_length tokens")
+    if len(examples) < len(sentences):
+        log(f"{len(sentences) - len(examples)} of {len(sentences)} sentences left out of "
+            f"training: fewer than 2 or more than {max_train_length} tokens")
     preorderer = Preorderer.create(Vocabulary.build((s for s, _ in examples), max_vocab),
                                    embed_dim=embed_dim, hidden_dim=hidden_dim,
                                    pair_dim=pair_dim, num_layers=num_layers, dropout=dropout)

@@ -9,6 +9,7 @@ temporary files in the destination directory and moved into place only when comp
 """
 import argparse
 import os
+import sys
 
 import numpy as np
 
@@ -87,7 +88,11 @@ def main(argv=None):
 
     def body():
         prefix = dataset_prefix(args.destdir, args.split, args.source_lang, args.target_lang)
-        binarize_reorder(args.reorder, args.source, prefix)
+        replacing = os.path.exists(prefix + ".idx")
+        count = binarize_reorder(args.reorder, args.source, prefix)
+        # the name says nothing of the method (btg, dpe, preorderer) the old positions had
+        print(f"xlpe-binarize: {'replaced' if replacing else 'wrote'} {prefix}.bin/.idx "
+              f"({count} sentences)", file=sys.stderr)
 
     run_command(body, "xlpe-binarize")
 
