@@ -82,23 +82,24 @@ def align(tmp, out):
 
 
 def reorder(tmp, out):
-    source = text_file(tmp / "s.he", ["a b", "c"])
-    target = text_file(tmp / "t.en", ["x y", "z"])
     alignment = text_file(tmp / "a.align", ["0-1 1-0", "0-0"])
-    return ["--source", source, "--target", target, "--alignment", alignment,
-            "--output", out, "--workers", "1"]
+    return align(tmp, out) + ["--alignment", alignment]
+
+
+def source_and_positions(tmp, stem, sentences, positions):
+    """``--source STEM.he --reorder STEM.reorder`` holding the given lines."""
+    return ["--source", text_file(tmp / f"{stem}.he", sentences),
+            "--reorder", text_file(tmp / f"{stem}.reorder", positions)]
 
 
 def reorder_text(tmp, out):
-    source = text_file(tmp / "s.he", ["a b", "c"])
-    positions = text_file(tmp / "s.reorder", ["1 0", "0"])
-    return ["--source", source, "--reorder", positions, "--output", out, "--workers", "1"]
+    return source_and_positions(tmp, "s", ["a b", "c"], ["1 0", "0"]) + [
+        "--output", out, "--workers", "1"]
 
 
 def preorder_train(tmp, out):
-    source = text_file(tmp / "train.he", ["a b", "b a"])
-    positions = text_file(tmp / "train.reorder", ["1 0", "0 1"])
-    return ["--source", source, "--reorder", positions, "--save", out, "--epochs", "1"]
+    return source_and_positions(tmp, "train", ["a b", "b a"], ["1 0", "0 1"]) + [
+        "--save", out, "--epochs", "1"]
 
 
 def preorder(tmp, out):
@@ -107,9 +108,8 @@ def preorder(tmp, out):
 
 
 def preorder_crossfit(tmp, out):
-    source = text_file(tmp / "train.he", ["a b", "b a", "a b"])
-    positions = text_file(tmp / "train.reorder", ["1 0", "0 1", "1 0"])
-    return ["--source", source, "--reorder", positions, "--output", out, "--epochs", "1"]
+    return source_and_positions(tmp, "train", ["a b", "b a", "a b"], ["1 0", "0 1", "1 0"]) + [
+        "--output", out, "--epochs", "1"]
 
 
 def bleu(tmp, out):

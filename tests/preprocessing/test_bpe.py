@@ -100,24 +100,18 @@ def test_a_malformed_codes_line_is_named_before_fastbpe_reads_it(tmp_path, capsy
     assert sorted(p.name for p in tmp_path.iterdir()) == ["codes", "tok.en"]
 
 
-def test_a_repeated_merge_is_refused(tmp_path, capsys):
+@pytest.mark.parametrize("text, message", [
+    ("e s 9\ne s 3\n", "{codes} line 2: the merge 'e' 's' occurs twice"),
+    ("", "{codes}: no merges"),
+])
+def test_repeated_merges_and_empty_codes_are_refused(tmp_path, capsys, text, message):
     codes = tmp_path / "codes"
-    codes.write_text("e s 9\ne s 3\n", encoding="utf-8")
+    codes.write_text(text, encoding="utf-8")
     source = tmp_path / "tok.en"
     source.write_text("newest\n", encoding="utf-8")
     status, err = run_bpe(["apply", "--codes", str(codes), "--input", str(source),
                            "--output", str(tmp_path / "out.en")], capsys)
-    assert status == 1 and f"{codes} line 2: the merge 'e' 's' occurs twice" in err, err
-
-
-def test_empty_codes_are_refused(tmp_path, capsys):
-    codes = tmp_path / "codes"
-    codes.write_text("", encoding="utf-8")
-    source = tmp_path / "tok.en"
-    source.write_text("newest\n", encoding="utf-8")
-    status, err = run_bpe(["apply", "--codes", str(codes), "--input", str(source),
-                           "--output", str(tmp_path / "out.en")], capsys)
-    assert status == 1 and f"{codes}: no merges" in err, err
+    assert status == 1 and message.format(codes=codes) in err, err
     assert not (tmp_path / "out.en").exists()
 
 
