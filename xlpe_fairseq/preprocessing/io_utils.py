@@ -7,8 +7,8 @@ Text is read as strict UTF-8. Python's decoding error knows neither the file nor
 so on one the file is scanned again in binary to name the first undecodable byte:
 ``FILE line N: not UTF-8 (byte 0xNN at column C)``, line and column (in bytes) 1-based.
 
-One rule for lines, the same for counting and for reading: a line ends at ``\n`` (as ``wc -l``
-counts), a ``\r`` right before it belongs to the line end (CRLF), and any other ``\r`` is
+One rule for lines, the same for counting and for reading: a line ends at ``\\n`` (as ``wc -l``
+counts), a ``\\r`` right before it belongs to the line end (CRLF), and any other ``\\r`` is
 refused, since text-mode ``open()`` would end a line there and shift every later line against
 its partner in a parallel file. A UTF-8 byte-order mark at the start of a file is dropped.
 
@@ -28,6 +28,7 @@ import shutil
 import signal
 import sys
 import tempfile
+import threading
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 
@@ -127,7 +128,7 @@ def open_text(path):
 @contextlib.contextmanager
 def text_lines(path):
     """An iterator over the lines of ``path`` without their line end, under the module's line
-    rule (lines end at ``\n`` or ``\r\n``, any other ``\r`` is an InputError naming line and
+    rule (lines end at ``\\n`` or ``\\r\\n``, any other ``\\r`` is an InputError naming line and
     byte column; a leading byte-order mark is dropped), decoding errors named."""
     with open(path, encoding="utf-8", newline="\n") as f, decoding_errors_named(path):
         yield _checked_lines(path, f)
@@ -463,7 +464,10 @@ def run_command(main_body, prog):
             os.kill(os.getpid(), signum)
         raise Terminated(128 + signum)
 
-    handled = (signal.SIGTERM, signal.SIGHUP)
+    # only the main thread may set handlers (a command called from another thread keeps
+    # the default action)
+    handled = ((signal.SIGTERM, signal.SIGHUP)
+               if threading.current_thread() is threading.main_thread() else ())
     previous = {signum: signal.signal(signum, terminate) for signum in handled}
     try:
         main_body()
