@@ -60,7 +60,7 @@ setup(
         # word segmenters of the WMT'17 zh-en and ASPEC ja-en recipes
         "zh": ["jieba"],
         "ja": ["fugashi", "unidic-lite"],
-        "test": ["pytest", "jieba", "fugashi", "unidic-lite"],
+        "test": ["pytest", "hypothesis", "jieba", "fugashi", "unidic-lite"],
     },
     entry_points={"console_scripts": CONSOLE_SCRIPTS},
 )

@@ -1,7 +1,10 @@
 """Round trip through xlpe-preorder-train, xlpe-preorder and xlpe-reorder-score, and bad input."""
 import pytest
+import torch
 
 from xlpe_fairseq.preordering import metrics, predict, train
+from xlpe_fairseq.preordering.preorderer import Preorderer
+from xlpe_fairseq.preordering.vocabulary import Vocabulary
 
 
 def write_lines(path, rows):
@@ -90,3 +93,77 @@ def test_predict_rejects_a_file_that_is_not_a_checkpoint(files, capsys):
     expect_input_error(predict.main, ["--preorderer", files["source"],
                                       "--source", files["source"], "--output", files["output"]],
                        capsys, "train.src", "not a preorderer checkpoint")
+
+
+def test_training_without_a_sentence_of_two_tokens_is_refused(tmp_path, capsys):
+    source = write_lines(tmp_path / "train.src", [["a"], ["b"]])
+    positions = write_lines(tmp_path / "train.reorder", [[0], [0]])
+    expect_input_error(train.main, ["--source", source, "--reorder", positions, "--save",
+                                    str(tmp_path / "p.pt")],
+                       capsys, f"{source}: no sentence of 2 to --max-train-length (200) tokens")
+    assert not (tmp_path / "p.pt").exists()
+
+
+def damaged_checkpoints(tmp_path):
+    """``{what: path}`` of preorderer checkpoints that do not load."""
+    vocabulary = Vocabulary.build([["a", "b"]])
+    good = Preorderer.create(vocabulary)
+    good.save(str(tmp_path / "good.pt"))
+    checkpoint = torch.load(tmp_path / "good.pt", weights_only=True)
+    damaged = {}
+    for what, change in {
+        "missing key": lambda c: c.pop("state_dict"),
+        "mismatched shapes": lambda c: c["config"].update(hidden_dim=7),
+        "unknown setting": lambda c: c["config"].update(colour="red"),
+    }.items():
+        copy = {**checkpoint, "config": dict(checkpoint["config"])}
+        change(copy)
+        torch.save(copy, tmp_path / f"{what}.pt")
+        damaged[what] = tmp_path / f"{what}.pt"
+    damaged["random bytes"] = tmp_path / "random.pt"
+    damaged["random bytes"].write_bytes(bytes(range(256)) * 4)
+    return damaged
+
+
+def test_a_damaged_checkpoint_is_named_in_one_line(tmp_path, capsys):
+    source = write_lines(tmp_path / "test.src", [["a", "b"]])
+    for what, path in damaged_checkpoints(tmp_path).items():
+        message = expect_input_error(
+            predict.main, ["--preorderer", str(path), "--source", source, "--output",
+                           str(tmp_path / "out")], capsys, f"xlpe-preorder: error: {path}: ")
+        assert len(message.splitlines()) == 1, f"{what}: {message}"
+        assert "Traceback" not in message
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has a CUDA device")
+def test_a_missing_cuda_device_is_named_as_such(tmp_path, capsys):
+    Preorderer.create(Vocabulary.build([["a", "b"]])).save(str(tmp_path / "p.pt"))
+    source = write_lines(tmp_path / "test.src", [["a", "b"]])
+    expect_input_error(predict.main, ["--preorderer", str(tmp_path / "p.pt"), "--source",
+                                      source, "--output", str(tmp_path / "out"),
+                                      "--device", "cuda"],
+                       capsys, "--device cuda: no CUDA device on this machine")
+
+
+def test_scoring_no_sentence_of_two_tokens_is_refused(tmp_path, capsys):
+    for name, rows in (("empty", []), ("short", [[0], [0]])):
+        path = write_lines(tmp_path / f"{name}.reorder", rows)
+        expect_input_error(metrics.main, ["--hypothesis", path, "--reference", path], capsys,
+                           path)
+
+
+def test_a_length_mismatch_names_hypothesis_and_reference(tmp_path, capsys):
+    hypothesis = write_lines(tmp_path / "hyp.reorder", [[0, 1], [1, 0]])
+    reference = write_lines(tmp_path / "ref.reorder", [[0, 1], [1, 0, 2]])
+    expect_input_error(metrics.main, ["--hypothesis", hypothesis, "--reference", reference],
+                       capsys, f"{hypothesis} line 2: 2 positions, but {reference} line 2 has 3")
+
+
+def test_sentences_left_out_of_training_are_counted(tmp_path, capsys):
+    source = write_lines(tmp_path / "train.src", [["a", "b"], ["b", "a", "c"], ["a"]])
+    positions = write_lines(tmp_path / "train.reorder", [[1, 0], [0, 1, 2], [0]])
+    train.main(["--source", source, "--reorder", positions, "--save", str(tmp_path / "p.pt"),
+                "--epochs", "1", "--max-train-length", "2", "--hidden-dim", "8",
+                "--embed-dim", "8"])
+    assert "2 of 3 sentences left out of training: fewer than 2 or more than 2 tokens" in \
+        capsys.readouterr().err

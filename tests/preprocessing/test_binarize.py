@@ -70,7 +70,8 @@ def test_invalid_line_writes_nothing(tmp_path, capsys, bad_line, message):
     assert exit_info.value.code == 1
     err = capsys.readouterr().err
     assert re.search(message, err), err
-    assert list((tmp_path / "data-bin").iterdir()) == [], "nothing may be written on error"
+    assert not (tmp_path / "data-bin").exists(), \
+        "nothing may be written on error, not even the destination folder"
 
 
 def test_mismatched_line_counts(tmp_path, capsys):
@@ -79,3 +80,29 @@ def test_mismatched_line_counts(tmp_path, capsys):
     with pytest.raises(SystemExit):
         main(args(reorder, source, tmp_path / "data-bin"))
     assert "train.reorder: 1 lines, " in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("option", ["--split", "--source-lang", "--target-lang"])
+@pytest.mark.parametrize("value", ["../x", "a/b", "..", ""])
+def test_names_that_would_leave_the_destination_are_a_command_line_error(tmp_path, capsys,
+                                                                         option, value):
+    source = write(tmp_path / "train.bpe.he", ["a"])
+    reorder = write(tmp_path / "train.reorder", ["0"])
+    argv = args(reorder, source, tmp_path / "data-bin")
+    argv[argv.index(option) + 1] = value
+    with pytest.raises(SystemExit) as exit_info:
+        main(argv)
+    assert exit_info.value.code == 2
+    assert f"{option} must be a plain name" in capsys.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["train.bpe.he", "train.reorder"]
+
+
+def test_replacing_positions_already_in_the_destination_is_said(tmp_path, capsys):
+    source = write(tmp_path / "train.bpe.he", ["a b"])
+    for positions in ("0 1", "1 0"):
+        reorder = write(tmp_path / "train.reorder", [positions])
+        main(args(reorder, source, tmp_path / "data-bin"))
+    first, second = capsys.readouterr().err.strip().splitlines()[-2:]
+    prefix = tmp_path / "data-bin" / "train.reorder.he-en"
+    assert first == f"xlpe-binarize: wrote {prefix}.bin/.idx (1 sentences)", first
+    assert second == f"xlpe-binarize: replaced {prefix}.bin/.idx (1 sentences)", second

@@ -68,3 +68,75 @@ def test_missing_input_exits_with_message(tmp_path, capsys):
               "--merges", "10"])
     assert exit_info.value.code == 1
     assert "nope: no such file" in capsys.readouterr().err
+
+
+def run_bpe(argv, capsys):
+    """``(exit status, stderr)`` of xlpe-bpe."""
+    try:
+        main(argv)
+        status = 0
+    except SystemExit as exit_info:
+        status = exit_info.code
+    return status, capsys.readouterr().err
+
+
+@pytest.mark.parametrize("bad_line", ["", "   ", "low", "l o", "l o 3 4", "l o x", "l\to 3",
+                                      "l  o 3", "l o ³"])
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_a_malformed_codes_line_is_named_before_fastbpe_reads_it(tmp_path, capsys, bad_line,
+                                                                  workers):
+    # fastBPE crashed (segmentation fault) on a line of fewer than three fields, and the
+    # worker pool then waited for it forever
+    codes = tmp_path / "codes"
+    codes.write_text(f"e s 9\n{bad_line}\n", encoding="utf-8")
+    source = tmp_path / "tok.en"
+    source.write_text("lowest newest\n" * 4, encoding="utf-8")
+    status, err = run_bpe(["apply", "--codes", str(codes), "--input", str(source), "--output",
+                           str(tmp_path / "out.en"), "--workers", workers, "--chunk-size", "1"],
+                          capsys)
+    assert status == 1, err
+    assert err.splitlines()[-1].startswith(
+        f"xlpe-bpe: error: {codes} line 2: expected a merge 'left right count'"), err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["codes", "tok.en"]
+
+
+@pytest.mark.parametrize("text, message", [
+    ("e s 9\ne s 3\n", "{codes} line 2: the merge 'e' 's' occurs twice"),
+    ("", "{codes}: no merges"),
+])
+def test_repeated_merges_and_empty_codes_are_refused(tmp_path, capsys, text, message):
+    codes = tmp_path / "codes"
+    codes.write_text(text, encoding="utf-8")
+    source = tmp_path / "tok.en"
+    source.write_text("newest\n", encoding="utf-8")
+    status, err = run_bpe(["apply", "--codes", str(codes), "--input", str(source),
+                           "--output", str(tmp_path / "out.en")], capsys)
+    assert status == 1 and message.format(codes=codes) in err, err
+    assert not (tmp_path / "out.en").exists()
+
+
+def test_codes_with_a_byte_order_mark_and_crlf_apply_like_clean_codes(tmp_path, capsys):
+    source = tmp_path / "tok.en"
+    source.write_text("lowest newest\n", encoding="utf-8")
+    outputs = []
+    for name, text in (("clean", "e s 9\nes t</w> 9\n"),
+                       ("windows", "\ufeffe s 9\r\nes t</w> 9\r\n")):
+        codes = tmp_path / name
+        codes.write_bytes(text.encode())
+        output = tmp_path / f"{name}.out"
+        status, err = run_bpe(["apply", "--codes", str(codes), "--input", str(source),
+                               "--output", str(output)], capsys)
+        assert status == 0, err
+        outputs.append(output.read_text(encoding="utf-8"))
+    assert outputs[0] == outputs[1] == "l@@ o@@ w@@ est n@@ e@@ w@@ est\n", outputs
+
+
+@pytest.mark.parametrize("text", ["", "\n\n", "ab cd\n"])
+def test_learning_from_no_words_or_no_repeated_pair_writes_no_codes(tmp_path, capsys, text):
+    source = tmp_path / "tok.en"
+    source.write_text(text, encoding="utf-8")
+    status, err = run_bpe(["learn", "--input", str(source), "--codes", str(tmp_path / "codes"),
+                           "--merges", "10"], capsys)
+    assert status == 1, err
+    assert "no words" in err or "no pair of symbols occurs" in err, err
+    assert not (tmp_path / "codes").exists()

@@ -1,21 +1,30 @@
 """Shared helpers: atomic outputs, line checks, chunked reading, ordered parallel map."""
+import argparse
 import os
+import signal
 import stat
+import subprocess
+import sys
 
 import pytest
 
 from xlpe_fairseq.preprocessing.io_utils import (
     InputError,
+    ToolError,
     atomic_output,
     check_not_inputs,
+    check_outputs,
     check_same_line_count,
     count_lines,
     open_text,
     parallel_imap,
+    positive_int,
     read_lines,
     read_parallel_chunks,
     require_files,
     run_command,
+    temporary_directory,
+    text_lines,
 )
 
 
@@ -127,3 +136,97 @@ def test_parallel_imap_preserves_order(workers):
     chunks = [list(range(k, k + 3)) for k in range(0, 30, 3)]
     results = list(parallel_imap(_square_all, iter(chunks), workers, total=30))
     assert [x for chunk in results for x in chunk] == [x * x for x in range(30)]
+
+
+def test_a_lone_carriage_return_is_refused_where_counting_and_reading_would_disagree(tmp_path):
+    path = tmp_path / "in.txt"
+    path.write_bytes(b"a b\rc d\ne f\n")
+    assert count_lines(str(path)) == 2
+    with pytest.raises(InputError) as error:
+        read_lines(str(path))
+    assert str(error.value).startswith(
+        f"{path} line 1: carriage return (\\r) inside the line (byte column 4)")
+    with pytest.raises(InputError, match="line 1: carriage return"):
+        list(read_parallel_chunks([str(path)], 10))
+
+
+def test_crlf_and_a_leading_byte_order_mark_read_as_plain_lines(tmp_path):
+    path = tmp_path / "in.txt"
+    path.write_bytes("\ufeffa\r\n\ufeffb\r\nc".encode())
+    assert count_lines(str(path)) == 3
+    assert read_lines(str(path)) == ["a", "\ufeffb", "c"], "only a leading mark is dropped"
+    with text_lines(str(path)) as lines:
+        assert list(lines) == ["a", "\ufeffb", "c"]
+
+
+@pytest.mark.parametrize("text", ["0", "-3", "1.5", "x"])
+def test_positive_int_refuses_what_is_not_a_positive_integer(text):
+    with pytest.raises(argparse.ArgumentTypeError, match="expected a positive integer"):
+        positive_int(text)
+
+
+def test_check_outputs_refuses_one_file_given_twice(tmp_path):
+    with pytest.raises(InputError, match="given as two outputs"):
+        check_outputs([str(tmp_path / "a"), str(tmp_path / "." / "a")])
+
+
+def test_a_failed_output_leaves_no_folder_it_created(tmp_path):
+    with pytest.raises(RuntimeError):
+        with atomic_output(str(tmp_path / "new" / "deeper" / "out.txt")) as f:
+            f.write("half")
+            raise RuntimeError("interrupted")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_temporary_files_of_killed_processes_are_removed_by_the_next_write(tmp_path):
+    dead_pid = 2 ** 22 + 1  # above Linux's largest process id
+    stale = tmp_path / f".out.txt.{dead_pid}.abc123"
+    stale.write_text("half")
+    stale_dir = tmp_path / f".xlpe-align.{dead_pid}.xyz"
+    stale_dir.mkdir()
+    alive = tmp_path / f".out.txt.{os.getpid()}.def456"
+    alive.write_text("another write of this process, still running")
+    with atomic_output(str(tmp_path / "out.txt")) as f:
+        f.write("done\n")
+    with temporary_directory(str(tmp_path), ".xlpe-align."):
+        pass
+    assert sorted(p.name for p in tmp_path.iterdir()) == [alive.name, "out.txt"]
+
+
+def _die(chunk):
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def test_a_worker_that_dies_is_an_error_not_a_hang():
+    signal.alarm(120)  # a hang fails the test instead of the whole run
+    try:
+        with pytest.raises(ToolError, match="a worker process died"):
+            list(parallel_imap(_die, iter([[1], [2], [3]]), 2))
+    finally:
+        signal.alarm(0)
+
+
+def test_sigterm_during_a_command_removes_its_temporary_files_and_exits_143(tmp_path):
+    script = f"""
+import time
+from xlpe_fairseq.preprocessing.io_utils import atomic_output, run_command, temporary_directory
+
+def body():
+    with atomic_output({str(tmp_path / 'out.txt')!r}) as f, \\
+            temporary_directory({str(tmp_path)!r}, ".work."):
+        f.write("half")
+        f.flush()
+        print("ready", flush=True)
+        time.sleep(60)
+
+run_command(body, "xlpe-test")
+"""
+    process = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    assert process.stdout.readline() == "ready\n", process.stderr.read()
+    assert len(list(tmp_path.iterdir())) == 2
+    process.terminate()
+    _, stderr = process.communicate(timeout=30)
+    assert process.returncode == 128 + signal.SIGTERM, stderr
+    assert "Traceback" not in stderr, stderr
+    assert list(tmp_path.iterdir()) == [], "temporary files left behind"

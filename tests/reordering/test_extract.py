@@ -157,3 +157,12 @@ def test_unaligned_option_is_refused_for_btg(corpus, capsys):
     assert exit_info.value.code == 2
     assert "--unaligned applies to --method dpe only" in capsys.readouterr().err
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("link", ["1-²", "¹-0", "1-١"])
+def test_a_link_index_that_is_not_an_ascii_number_is_malformed(corpus, link):
+    # str.isdigit takes superscripts, which int() then refuses with a traceback
+    tmp_path, src, tgt = corpus
+    align = write(tmp_path / "train.align", ["0-0", f"0-0 {link}", "0-0"])
+    with pytest.raises(InputError, match=rf"train.align line 2 .*'{link}' is not of the form"):
+        extract_file("dpe", src, tgt, align, str(tmp_path / "out"), 1, 100)

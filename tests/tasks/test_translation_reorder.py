@@ -9,6 +9,7 @@ from fairseq import options, tasks
 from synthetic_corpus import preprocess_corpus, write_corpus
 from xlpe_fairseq.data.reorder_dataset import LanguagePairWithReorderDataset, ReorderPositionsError
 from xlpe_fairseq.preprocessing.binarize import binarize_reorder
+from xlpe_fairseq.preprocessing.io_utils import InputError
 from xlpe_fairseq.reordering.extract import extract_file
 
 USER_DIR = str(Path(__file__).resolve().parents[2] / "xlpe_fairseq")
@@ -173,3 +174,22 @@ def test_noise_settings_reach_the_training_split_only(prepared, tmp_path, redraw
     train, valid = task.datasets["train"], task.datasets["valid"]
     assert (train.noise, train.seed, train.noise_redraw) == (0.1, 7, bool(redraw))
     assert valid.noise == 0.0, "the noise attack corrupts training positions only"
+
+
+def test_a_missing_preorderer_fails_even_where_every_split_has_positions(prepared, tmp_path):
+    # fairseq-generate used to ignore a wrong --preorderer and exit 0 on such a data-bin
+    raw, _ = prepared
+    data_bin = data_bin_with(prepared, tmp_path, {
+        split: (raw / f"{split}.reorder", raw / f"{split}.xx") for split in ("train", "test")})
+    with pytest.raises(InputError, match=r"nonexistent\.pt: no such preorderer checkpoint"):
+        setup_task(data_bin, "transformer_xlpe", "--xlpe-heads", "1",
+                   "--preorderer", str(tmp_path / "nonexistent.pt"))
+
+
+def test_a_corrupt_reorder_index_names_its_file(prepared, tmp_path):
+    raw, _ = prepared
+    data_bin = data_bin_with(prepared, tmp_path, {"valid": (raw / "valid.reorder", raw / "valid.xx")})
+    (data_bin / "valid.reorder.xx-yy.idx").write_bytes(b"not an index" * 10)
+    task, _ = setup_task(data_bin, "transformer_dpe")
+    with pytest.raises(ReorderPositionsError, match=r"valid\.reorder\.xx-yy\.idx: not a fairseq index"):
+        task.load_dataset("valid")

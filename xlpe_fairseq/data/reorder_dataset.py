@@ -36,7 +36,13 @@ def load_reorder_positions(data_path, split, src, tgt, source_sizes, dataset_imp
     prefix = reorder_prefix(data_path, split, src, tgt)
     if not indexed_dataset.dataset_exists(prefix, impl=dataset_impl or "mmap"):
         return None
-    reorder = data_utils.load_indexed_dataset(prefix, None, dataset_impl)
+    try:
+        reorder = data_utils.load_indexed_dataset(prefix, None, dataset_impl)
+    except (AssertionError, ValueError, OSError) as err:  # fairseq asserts on a bad header
+        raise ReorderPositionsError(
+            f"{prefix}.idx: not a fairseq index of reorder positions "
+            f"({type(err).__name__}{': ' + str(err) if str(err) else ''}); rebuild it with "
+            "xlpe-binarize") from None
     if len(reorder) != len(source_sizes):
         raise ReorderPositionsError(
             f"{prefix}.bin: {len(reorder)} lines, but the source {split} split has "

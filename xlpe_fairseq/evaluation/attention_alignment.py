@@ -18,7 +18,14 @@ import os
 import sys
 
 from ..help_format import HelpFormatter
-from ..preprocessing.io_utils import InputError, atomic_output, check_dictionaries, run_command
+from ..preprocessing.io_utils import (
+    InputError,
+    atomic_output,
+    check_dictionaries,
+    check_output_directory,
+    check_outputs,
+    run_command,
+)
 from .alignment_error_rate import (
     check_in_range,
     corpus_scores,
@@ -218,6 +225,9 @@ def main(argv=None):
 
 
 def _score_systems(args):
+    check_outputs([args.json], [args.gold, *(path for _, path in args.links + args.bpe_links)])
+    if args.write_links:
+        check_output_directory(args.write_links)
     gold = read_gold(args.gold)
     if args.source_bpe:
         source_bpe, target_bpe = read_tokens(args.source_bpe), read_tokens(args.target_bpe)

@@ -18,7 +18,7 @@ import unicodedata
 from pathlib import Path
 
 from ..help_format import HelpFormatter
-from ..preprocessing.io_utils import InputError, atomic_output, run_command
+from ..preprocessing.io_utils import InputError, atomic_output, check_outputs, run_command
 from .attention_alignment import attention_layer, forced_attention_of_batch, load_model
 from .compare import named_path
 
@@ -125,6 +125,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
 
     def body():
+        check_outputs([args.output], [path for _, path in args.checkpoint])
         panels = []
         for name, path in args.checkpoint:
             if not Path(path).is_file():

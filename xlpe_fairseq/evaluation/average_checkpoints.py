@@ -15,7 +15,13 @@ import sys
 import torch
 
 from ..help_format import HelpFormatter
-from ..preprocessing.io_utils import InputError, run_command
+from ..preprocessing.io_utils import (
+    InputError,
+    atomic_output,
+    check_outputs,
+    positive_int,
+    run_command,
+)
 
 UPDATE_CHECKPOINT = re.compile(r"checkpoint_\d+_(\d+)\.pt$")
 EPOCH_CHECKPOINT = re.compile(r"checkpoint(\d+)\.pt$")
@@ -63,16 +69,16 @@ def main(argv=None):
                                      description=__doc__.splitlines()[0],
                                      formatter_class=HelpFormatter)
     parser.add_argument("--checkpoint-dir", required=True, help="fairseq --save-dir")
-    parser.add_argument("--num", type=int, default=5, help="how many of the newest checkpoints")
+    parser.add_argument("--num", type=positive_int, default=5, help="how many of the newest checkpoints")
     parser.add_argument("--output", required=True, help="averaged checkpoint to write")
     args = parser.parse_args(argv)
 
     def body():
         paths = last_checkpoints(args.checkpoint_dir, args.num)
+        check_outputs([args.output], paths)
         state = average(paths)
-        tmp = args.output + ".tmp"
-        torch.save(state, tmp)
-        os.replace(tmp, args.output)
+        with atomic_output(args.output, "wb") as out:
+            torch.save(state, out)
         print(f"xlpe-average-checkpoints: {args.output} = mean of "
               f"{', '.join(os.path.basename(p) for p in paths)}", file=sys.stderr)
 

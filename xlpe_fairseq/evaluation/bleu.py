@@ -6,14 +6,21 @@ score is the standard detokenized BLEU with its sacreBLEU signature.
 """
 import argparse
 import json
-import os
 import sys
 
 import sacrebleu
 from sacremoses import MosesDetokenizer
 
 from ..help_format import HelpFormatter
-from ..preprocessing.io_utils import InputError, atomic_output, read_lines, run_command
+from ..preprocessing.io_utils import (
+    InputError,
+    atomic_output,
+    check_outputs,
+    read_lines,
+    require_files,
+    require_lines,
+    run_command,
+)
 from .generate_output import IncompleteGenerationError, read_hypotheses
 
 
@@ -51,17 +58,17 @@ def main(argv=None):
     parser.add_argument("--name", default="", help="label printed before the scores")
     args = parser.parse_args(argv)
 
-    for path in (args.generate_output, args.reference):
-        if not os.path.exists(path):
-            parser.error(f"{path}: no such file")
     run_command(lambda: _score_generate_output(args), parser.prog)
     return 0
 
 
 def _score_generate_output(args):
+    require_files([args.generate_output, args.reference])
+    check_outputs([args.json], [args.generate_output, args.reference])
     references = read_lines(args.reference)
+    require_lines(args.reference, len(references))
     try:
-        hypotheses = read_hypotheses(args.generate_output, len(references))
+        hypotheses = read_hypotheses(args.generate_output, len(references), args.reference)
     except IncompleteGenerationError as err:
         raise InputError(str(err)) from None
     hypotheses = detokenize(hypotheses, args.target_lang)

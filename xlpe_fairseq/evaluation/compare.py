@@ -27,9 +27,12 @@ from ..preprocessing.io_utils import (
     InputError,
     ToolError,
     atomic_output,
+    atomic_outputs,
     check_dictionaries,
+    check_outputs,
     read_lines,
     require_files,
+    require_lines,
     run_command,
 )
 from .bleu import detokenize, score
@@ -241,7 +244,13 @@ def main(argv=None):
 
 
 def _compare_systems(args):
+    inputs = [args.reference, *(path for _, _, path in args.systems),
+              *(path for _, path in args.params)]
+    generated = [os.path.join(args.output_dir, f"{name}.gen")
+                 for kind, name, _ in args.systems if kind == "checkpoint"]
+    check_outputs([args.markdown, args.json, *generated], inputs)
     references = read_lines(args.reference)
+    require_lines(args.reference, len(references))
     if args.data_bin:
         check_dictionaries(args.data_bin)
     if args.tokenized_reference:
@@ -255,7 +264,7 @@ def _compare_systems(args):
             path = output
         require_files([path])
         try:
-            hypotheses = read_hypotheses(path, len(references))
+            hypotheses = read_hypotheses(path, len(references), args.reference)
         except IncompleteGenerationError as err:
             raise InputError(str(err)) from err
         systems[name] = detokenize(hypotheses, args.target_lang)
@@ -266,12 +275,13 @@ def _compare_systems(args):
         row["parameters"] = parameter_count(checkpoint) if checkpoint else None
     table = markdown_table(result)
     print(table, end="")
-    if args.markdown:
-        with atomic_output(args.markdown) as out:
-            out.write(table)
-    if args.json:
-        with atomic_output(args.json) as out:
-            json.dump(result, out, indent=2)
+    # both files appear together, or neither
+    written = {path: text for path, text in ((args.markdown, table),
+                                             (args.json, json.dumps(result, indent=2)))
+               if path}
+    with atomic_outputs(written) as outs:
+        for out, text in zip(outs, written.values()):
+            out.write(text)
 
 
 if __name__ == "__main__":

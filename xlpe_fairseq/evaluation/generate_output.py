@@ -6,7 +6,7 @@ complete, so the reader checks that every id from 0 to n-1 is present exactly on
 """
 import re
 
-from ..preprocessing.io_utils import open_text
+from ..preprocessing.io_utils import text_lines
 
 HYPOTHESIS = re.compile(r"^H-(\d+)\t([^\t]*)\t(.*)$")
 
@@ -15,17 +15,29 @@ class IncompleteGenerationError(ValueError):
     """fairseq-generate output that does not hold one hypothesis per input sentence."""
 
 
-def read_hypotheses(path, expected_count):
-    """Return the best hypothesis text per sentence id, in corpus order."""
+def read_hypotheses(path, expected_count, expected_from="the reference"):
+    """Return the best hypothesis text per sentence id, in corpus order.
+
+    ``expected_from`` names where ``expected_count`` comes from (e.g. the reference file), to
+    blame it rather than ``path`` when ``path`` holds more sentences than it.
+    """
     by_id = {}
-    with open_text(path) as lines:
+    with text_lines(path) as lines:
         for line in lines:
-            match = HYPOTHESIS.match(line.rstrip("\n"))
+            match = HYPOTHESIS.match(line)
             if match:
                 sentence_id = int(match.group(1))
                 by_id.setdefault(sentence_id, match.group(3))
+    if not by_id:
+        raise IncompleteGenerationError(
+            f"{path}: no hypotheses (expected fairseq-generate output, 'H-ID<TAB>SCORE<TAB>TEXT' "
+            "lines)")
     missing = [i for i in range(expected_count) if i not in by_id]
-    if missing or len(by_id) != expected_count:
+    if not missing and len(by_id) > expected_count:
+        raise IncompleteGenerationError(
+            f"{expected_from} has {expected_count} lines but {path} holds hypotheses for "
+            f"{len(by_id)} sentences (ids 0..{max(by_id)}): is it the reference of this test set?")
+    if missing:
         raise IncompleteGenerationError(
             f"{path}: expected hypotheses for sentences 0..{expected_count - 1}, found "
             f"{len(by_id)}; first missing ids: {missing[:10]} (run fairseq-generate with "

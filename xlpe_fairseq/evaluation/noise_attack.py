@@ -19,7 +19,14 @@ import sys
 from pathlib import Path
 
 from ..help_format import HelpFormatter
-from ..preprocessing.io_utils import InputError, atomic_output, open_text, read_lines, run_command
+from ..preprocessing.io_utils import (
+    InputError,
+    atomic_output,
+    check_output_directory,
+    open_text,
+    read_lines,
+    run_command,
+)
 from .bleu import detokenize, score
 from .curves import markdown_table, plot_curves
 from .generate_output import IncompleteGenerationError, read_hypotheses
@@ -153,6 +160,7 @@ def main(argv=None):
         parser.error("--generate-outputs needs --reference and --target-lang")
 
     def body():
+        check_output_directory(args.output_dir)
         print(write_outputs(noise_curves(args), args.output_dir))
 
     run_command(body, parser.prog)

@@ -57,6 +57,7 @@ from ..preprocessing.io_utils import (
     ToolError,
     atomic_output,
     check_dictionaries,
+    check_output_directory,
     check_utf8,
     read_lines,
     require_files,
@@ -752,6 +753,7 @@ def run_study(args):
     # read before the work folder is made; the gold and BPE text, which xlpe-aer reads only
     # after the training, checked now
     references = read_lines(args.reference)
+    check_output_directory(args.work)
     check_utf8([args.gold, args.source_bpe, args.target_bpe] if args.gold else [])
     for data_bin in filter(None, (args.data_bin, args.xlpe_data_bin, *study.positions.values())):
         check_dictionaries(data_bin)

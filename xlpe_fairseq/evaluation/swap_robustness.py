@@ -35,6 +35,7 @@ from ..preprocessing.io_utils import (
     ToolError,
     atomic_output,
     check_dictionaries,
+    check_output_directory,
     check_same_line_count,
     read_lines,
     run_command,
@@ -248,6 +249,7 @@ def main(argv=None):
         parser.error("--limit must be positive")
 
     def body():
+        check_output_directory(args.output_dir)
         print(write_outputs(swap_robustness(args), args.output_dir))
 
     run_command(body, parser.prog)

@@ -21,7 +21,7 @@ import contextlib
 from collections import Counter, defaultdict
 
 from ..help_format import HelpFormatter
-from ..preprocessing.io_utils import check_same_line_count, open_text, run_command
+from ..preprocessing.io_utils import check_same_line_count, run_command, text_lines
 from ..reordering.reorder_file import parse_reorder_line
 from .metrics import corpus_scores, monotone_scores
 
@@ -53,11 +53,11 @@ def read_repeated(source_path, reorder_path, target_path=None):
     """
     paths = [source_path, reorder_path] + ([target_path] if target_path else [])
     check_same_line_count(paths)
-    with open_text(source_path) as f:
-        counts = Counter(hash(" ".join(line.split())) for line in f)
+    with text_lines(source_path) as lines:
+        counts = Counter(hash(" ".join(line.split())) for line in lines)
     sources, positions, targets = [], [], []
     with contextlib.ExitStack() as stack:
-        streams = [stack.enter_context(open_text(path)) for path in paths]
+        streams = [stack.enter_context(text_lines(path)) for path in paths]
         for lineno, lines in enumerate(zip(*streams), start=1):
             tokens = lines[0].split()
             order = parse_reorder_line(lines[1], len(tokens), reorder_path, lineno)

@@ -1,13 +1,13 @@
 """Reading the preorderer's inputs: source BPE text and reorder files, checked line by line."""
-from ..preprocessing.io_utils import InputError, check_same_line_count, open_text, require_files
+from ..preprocessing.io_utils import InputError, check_same_line_count, require_files, text_lines
 from ..reordering.reorder_file import parse_reorder_line
 
 
 def read_tokens(path):
     """The whitespace-separated tokens of each line of ``path``."""
     require_files([path])
-    with open_text(path) as f:
-        return [line.split() for line in f]
+    with text_lines(path) as lines:
+        return [line.split() for line in lines]
 
 
 def read_reorder(path, lengths, lengths_from):
@@ -17,8 +17,8 @@ def read_reorder(path, lengths, lengths_from):
     InputError / ReorderFileError naming the file and the 1-based line.
     """
     require_files([path])
-    with open_text(path) as f:
-        lines = f.readlines()
+    with text_lines(path) as lines:
+        lines = list(lines)
     if len(lines) != len(lengths):
         raise InputError(f"{path} has {len(lines)} lines but {lengths_from} has {len(lengths)}")
     return [parse_reorder_line(text, n, path, lineno)

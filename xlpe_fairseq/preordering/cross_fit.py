@@ -16,7 +16,7 @@ import sys
 import torch
 
 from ..help_format import HelpFormatter
-from ..preprocessing.io_utils import atomic_output, check_not_inputs, run_command
+from ..preprocessing.io_utils import atomic_output, check_outputs, run_command
 from .corpus import read_source_with_reorder
 from .train import add_training_arguments, train_preorderer, training_settings
 
@@ -81,8 +81,7 @@ def main(argv=None):
         torch.set_num_threads(args.threads)
         inputs = [args.source, args.reorder] + (
             [args.valid_source, args.valid_reorder] if args.valid_source else [])
-        outputs = [args.output] + ([args.mixed_output] if args.mixed_output else [])
-        check_not_inputs(outputs, inputs)
+        check_outputs([args.output, args.mixed_output], inputs)
         sentences, positions = read_source_with_reorder(args.source, args.reorder)
         valid = None
         if args.valid_source:

@@ -18,7 +18,12 @@ import argparse
 import bisect
 
 from ..help_format import HelpFormatter
-from ..preprocessing.io_utils import check_same_line_count, run_command
+from ..preprocessing.io_utils import (
+    InputError,
+    check_same_line_count,
+    require_lines,
+    run_command,
+)
 from .corpus import read_reorder, read_tokens
 
 
@@ -107,11 +112,21 @@ def main(argv=None):
     args = build_parser().parse_args(argv)
 
     def body():
-        check_same_line_count([args.hypothesis, args.reference])
+        total = check_same_line_count([args.hypothesis, args.reference])
+        require_lines(args.reference, total)
         lengths = [len(fields) for fields in read_tokens(args.reference)]
         references = read_reorder(args.reference, lengths, args.reference)
+        hypothesis_lengths = [len(fields) for fields in read_tokens(args.hypothesis)]
+        for lineno, (n_hyp, n_ref) in enumerate(zip(hypothesis_lengths, lengths), start=1):
+            if n_hyp != n_ref:
+                raise InputError(f"{args.hypothesis} line {lineno}: {n_hyp} positions, but "
+                                 f"{args.reference} line {lineno} has {n_ref}: both must be "
+                                 "reorder lines of the same sentences")
         hypotheses = read_reorder(args.hypothesis, lengths, args.reference)
-        print(format_scores(corpus_scores(hypotheses, references), monotone_scores(references)))
+        scores = corpus_scores(hypotheses, references)
+        if scores["sentences"] == 0:
+            raise InputError(f"{args.reference}: no sentence of two or more tokens to score")
+        print(format_scores(scores, monotone_scores(references)))
 
     run_command(body, "xlpe-reorder-score")
 

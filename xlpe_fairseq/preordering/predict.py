@@ -7,16 +7,27 @@ import argparse
 import sys
 
 from ..help_format import HelpFormatter
-from ..preprocessing.io_utils import atomic_output, check_not_inputs, require_files, run_command
+from ..preprocessing.io_utils import (
+    atomic_output,
+    check_length,
+    check_outputs,
+    positive_int,
+    require_files,
+    require_lines,
+    run_command,
+)
 from ..reordering.reorder_file import validate_permutation
 from .corpus import read_tokens
-from .preorderer import Preorderer
+from .preorderer import MAX_TOKENS, Preorderer, check_device
 
 
 def predict_file(preorderer, source, output, max_tokens=20000):
     """Write the predicted positions of every line of ``source`` to ``output``, atomically."""
-    check_not_inputs([output], [source])
+    check_outputs([output], [source])
     sentences = read_tokens(source)
+    require_lines(source, len(sentences))
+    for lineno, sentence in enumerate(sentences, start=1):
+        check_length(source, lineno, len(sentence), MAX_TOKENS, "the preorderer")
     predictions = preorderer.predict(sentences, max_tokens=max_tokens)
     with atomic_output(output) as out:
         for lineno, (sentence, positions) in enumerate(zip(sentences, predictions), start=1):
@@ -37,7 +48,7 @@ def build_parser():
     parser.add_argument("--source", required=True, help="source BPE text, one sentence a line")
     parser.add_argument("--output", required=True, help="reorder file to write")
     parser.add_argument("--device", default="cpu", help="torch device, e.g. cpu or cuda")
-    parser.add_argument("--max-tokens", type=int, default=20000,
+    parser.add_argument("--max-tokens", type=positive_int, default=20000,
                         help="padded source tokens per batch")
     return parser
 
@@ -47,6 +58,8 @@ def main(argv=None):
 
     def body():
         require_files([args.preorderer, args.source])
+        check_outputs([args.output], [args.preorderer, args.source])
+        check_device(args.device)
         preorderer = Preorderer.load(args.preorderer, device=args.device)
         count = predict_file(preorderer, args.source, args.output, args.max_tokens)
         print(f"xlpe-preorder: wrote {count} lines to {args.output}", file=sys.stderr)

@@ -12,10 +12,14 @@ import os
 
 import torch
 
-from ..preprocessing.io_utils import InputError, atomic_output
+from ..preprocessing.io_utils import InputError, atomic_output, check_length
 from .btg_search import btg_search, word_units
 from .model import PairwiseOrderScorer
 from .vocabulary import Vocabulary
+
+# The search is cubic in sentence length (800 tokens take 5 s, 2,000 tokens minutes and GBs);
+# longer sentences are refused rather than left to run for hours
+MAX_TOKENS = 1023
 
 CHECKPOINT_FORMAT = "xlpe-preorderer"
 # version 1: BiLSTM score-and-sort (no pair scores); version 2: pair scores + BTG search
@@ -46,12 +50,14 @@ class Preorderer:
     @classmethod
     def load(cls, path, device="cpu"):
         """Read a checkpoint written by :meth:`save`; InputError (a ValueError) if it is not one."""
+        check_device(device)
         try:
             checkpoint = torch.load(path, map_location=device, weights_only=True)
         except FileNotFoundError:
             raise InputError(f"{path}: no such preorderer checkpoint") from None
         except Exception as err:  # torch reports unreadable files with many exception types
-            raise InputError(f"{path}: not a preorderer checkpoint ({err})") from None
+            raise InputError(f"{path}: not a preorderer checkpoint "
+                             f"({_first_line(err)})") from None
         if not isinstance(checkpoint, dict) or checkpoint.get("format") != CHECKPOINT_FORMAT:
             raise InputError(f"{path}: not a preorderer checkpoint (see xlpe-preorder-train)")
         if checkpoint.get("version") != CHECKPOINT_VERSION:
@@ -60,11 +66,16 @@ class Preorderer:
                 f"reads version {CHECKPOINT_VERSION} (pair scores decoded under the BTG "
                 f"constraint; version 1 was the score-and-sort BiLSTM): retrain it with "
                 f"xlpe-preorder-train")
-        scorer = PairwiseOrderScorer(**checkpoint["config"])
-        scorer.load_state_dict(checkpoint["state_dict"])
+        try:
+            scorer = PairwiseOrderScorer(**checkpoint["config"])
+            scorer.load_state_dict(checkpoint["state_dict"])
+            preorderer = cls(Vocabulary(checkpoint["vocabulary"]), scorer.to(device),
+                             inversion_penalty=float(checkpoint["inversion_penalty"]))
+        except (KeyError, TypeError, ValueError, RuntimeError) as err:
+            raise InputError(f"{path}: damaged preorderer checkpoint ({type(err).__name__}: "
+                             f"{_first_line(err)})") from None
         scorer.eval()
-        return cls(Vocabulary(checkpoint["vocabulary"]), scorer.to(device),
-                   inversion_penalty=checkpoint["inversion_penalty"])
+        return preorderer
 
     def save(self, path):
         """Write the checkpoint atomically (a crash never leaves half a file at ``path``)."""
@@ -107,6 +118,8 @@ class Preorderer:
         result only if a score sits right on a rounding boundary.
         """
         sentences = [list(sentence) for sentence in sentences]
+        for k, sentence in enumerate(sentences, start=1):
+            check_length("input", k, len(sentence), MAX_TOKENS, "the preorderer")
         results = [[] for _ in sentences]
         was_training = self.scorer.training
         self.scorer.eval()
@@ -121,6 +134,21 @@ class Preorderer:
         finally:
             self.scorer.train(was_training)
         return results
+
+
+def check_device(device):
+    """InputError for a torch device that is not there (e.g. cuda on a machine without one)."""
+    try:
+        device = torch.device(device)
+    except (RuntimeError, ValueError) as err:
+        raise InputError(f"--device {device}: not a torch device ({_first_line(err)})") from None
+    if device.type == "cuda" and not torch.cuda.is_available():
+        raise InputError(f"--device {device}: no CUDA device on this machine (use cpu)")
+
+
+def _first_line(error):
+    """The first line of an exception's message (torch's come with paragraphs of advice)."""
+    return (str(error).strip().splitlines() or [""])[0]
 
 
 def length_batches(lengths, max_tokens):

@@ -13,10 +13,10 @@ import time
 import torch
 
 from ..help_format import HelpFormatter
-from ..preprocessing.io_utils import check_not_inputs, run_command
+from ..preprocessing.io_utils import InputError, check_outputs, positive_int, run_command
 from .corpus import read_source_with_reorder
 from .metrics import corpus_scores, monotone_scores
-from .preorderer import Preorderer, length_batches
+from .preorderer import Preorderer, check_device, length_batches
 from .vocabulary import Vocabulary
 
 
@@ -45,6 +45,9 @@ def train_preorderer(sentences, positions, valid=None, *, embed_dim=64, hidden_d
     examples = [(s, p) for s, p in zip(sentences, positions) if 2 <= len(s) <= max_train_length]
     if not examples:
         raise ValueError("no training sentence of 2 to max_train_length tokens")
+    if len(examples) < len(sentences):
+        log(f"{len(sentences) - len(examples)} of {len(sentences)} sentences left out of "
+            f"training: fewer than 2 or more than {max_train_length} tokens")
     preorderer = Preorderer.create(Vocabulary.build((s for s, _ in examples), max_vocab),
                                    embed_dim=embed_dim, hidden_dim=hidden_dim,
                                    pair_dim=pair_dim, num_layers=num_layers, dropout=dropout)
@@ -170,7 +173,7 @@ def add_training_arguments(parser, save=True):
     parser.add_argument("--lr", type=float, default=3e-3, help="Adam learning rate")
     parser.add_argument("--seed", type=int, default=1, help="random seed")
     parser.add_argument("--device", default="cpu", help="torch device, e.g. cpu or cuda")
-    parser.add_argument("--threads", type=int, default=os.cpu_count(),
+    parser.add_argument("--threads", type=positive_int, default=os.cpu_count(),
                         help="CPU threads for torch (default: all cores)")
 
 
@@ -193,8 +196,12 @@ def main(argv=None):
         torch.set_num_threads(args.threads)
         inputs = [args.source, args.reorder] + (
             [args.valid_source, args.valid_reorder] if args.valid_source else [])
-        check_not_inputs([args.save], inputs)
+        check_outputs([args.save], inputs)  # before training, not after it
+        check_device(args.device)
         sentences, positions = read_source_with_reorder(args.source, args.reorder)
+        if not any(2 <= len(s) <= args.max_train_length for s in sentences):
+            raise InputError(f"{args.source}: no sentence of 2 to --max-train-length "
+                             f"({args.max_train_length}) tokens to train on")
         valid = None
         if args.valid_source:
             valid = read_source_with_reorder(args.valid_source, args.valid_reorder)

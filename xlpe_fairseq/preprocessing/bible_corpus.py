@@ -37,7 +37,14 @@ import sys
 import zipfile
 
 from ..help_format import HelpFormatter
-from .io_utils import InputError, atomic_output, find_not_utf8, require_files, run_command
+from .io_utils import (
+    InputError,
+    atomic_output,
+    check_output_directory,
+    find_not_utf8,
+    require_files,
+    run_command,
+)
 
 REQUIREMENT = "bible-alignments==0.4.1"
 WHEEL_NAME = "bible_alignments-0.4.1-py3-none-any.whl"
@@ -209,6 +216,7 @@ def main(argv=None):
     args = build_parser().parse_args(argv)
 
     def body():
+        check_output_directory(args.out)
         wheel = args.wheel or fetch_wheel(args.cache)
         verses, stats = read_corpus(wheel)
         splits = split_verses(verses)

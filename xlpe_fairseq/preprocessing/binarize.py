@@ -9,19 +9,20 @@ temporary files in the destination directory and moved into place only when comp
 """
 import argparse
 import os
-import tempfile
+import sys
 
 import numpy as np
 
 from ..help_format import HelpFormatter
 from ..reordering.reorder_file import parse_reorder_line
 from .io_utils import (
-    InputError,
-    check_not_inputs,
+    check_outputs,
     check_same_line_count,
-    open_text,
     read_parallel_chunks,
+    require_lines,
     run_command,
+    temporary_directory,
+    text_lines,
 )
 
 
@@ -31,8 +32,8 @@ def dataset_prefix(destdir, split, source_lang, target_lang):
 
 
 def _max_source_length(source_path):
-    with open_text(source_path) as f:
-        return max((len(line.split()) for line in f), default=0)
+    with text_lines(source_path) as lines:
+        return max((len(line.split()) for line in lines), default=0)
 
 
 def binarize_reorder(reorder_path, source_path, prefix, chunk_size=100000):
@@ -44,14 +45,14 @@ def binarize_reorder(reorder_path, source_path, prefix, chunk_size=100000):
     from fairseq.data import indexed_dataset
 
     total = check_same_line_count([reorder_path, source_path])
-    check_not_inputs([prefix + ".bin", prefix + ".idx"], [reorder_path, source_path])
+    require_lines(reorder_path, total)
+    check_outputs([prefix + ".bin", prefix + ".idx"], [reorder_path, source_path])
     # the largest position decides the smallest SIGNED integer type that holds every value
     # (fairseq's make_builder picks uint16, which would turn -1 into 65535)
     max_position = max(_max_source_length(source_path) - 1, 0)
     dtype = np.int16 if max_position <= np.iinfo(np.int16).max else np.int32
     destdir = os.path.dirname(os.path.abspath(prefix))
-    os.makedirs(destdir, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=destdir, prefix=".xlpe-binarize.") as tmp_dir:
+    with temporary_directory(destdir, ".xlpe-binarize.") as tmp_dir:
         tmp_prefix = os.path.join(tmp_dir, "reorder")
         builder = indexed_dataset.MMapIndexedDatasetBuilder(tmp_prefix + ".bin", dtype=dtype)
         for first_lineno, rows in read_parallel_chunks([reorder_path, source_path], chunk_size):
@@ -79,13 +80,21 @@ def build_parser():
 
 
 def main(argv=None):
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    for option, name in (("--split", args.split), ("--source-lang", args.source_lang),
+                         ("--target-lang", args.target_lang)):
+        # they become part of a file name in --destdir
+        if not name or os.sep in name or name in (".", ".."):
+            parser.error(f"{option} must be a plain name, got {name!r}")
 
     def body():
-        if not args.split or os.sep in args.split:
-            raise InputError(f"--split must be a plain name, got {args.split!r}")
         prefix = dataset_prefix(args.destdir, args.split, args.source_lang, args.target_lang)
-        binarize_reorder(args.reorder, args.source, prefix)
+        replacing = os.path.exists(prefix + ".idx")
+        count = binarize_reorder(args.reorder, args.source, prefix)
+        # the name says nothing of the method (btg, dpe, preorderer) the old positions had
+        print(f"xlpe-binarize: {'replaced' if replacing else 'wrote'} {prefix}.bin/.idx "
+              f"({count} sentences)", file=sys.stderr)
 
     run_command(body, "xlpe-binarize")
 

@@ -11,20 +11,23 @@ import argparse
 import collections
 import functools
 import heapq
+import os
 
 from ..help_format import HelpFormatter
 from .io_utils import (
     InputError,
     add_parallel_arguments,
     atomic_output,
-    check_not_inputs,
-    check_utf8,
+    check_outputs,
     count_lines,
     default_workers,
     parallel_imap,
+    positive_int,
     read_chunks,
+    read_lines,
     require_files,
     run_command,
+    temporary_directory,
 )
 
 END_OF_WORD = "</w>"
@@ -135,13 +138,45 @@ def _apply_chunk(chunk, codes_path):
     return [line + "\n" for line in _bpe_applier(codes_path).apply(lines)]
 
 
+def read_codes(path):
+    """The merges ``(left, right, count)`` of a codes file, each line checked.
+
+    fastBPE reads codes without checking them: a line of fewer than three fields crashes it
+    (a segmentation fault), so every line must be ``left right count``, single spaces, the
+    count a non-negative integer, no pair twice, and the file must hold at least one merge.
+    """
+    merges, seen = [], set()
+    for lineno, line in enumerate(read_lines(path), start=1):
+        fields = line.split(" ")
+        if len(fields) != 3 or not all(fields) or not (fields[2].isascii()
+                                                       and fields[2].isdigit()):
+            raise InputError(f"{path} line {lineno}: expected a merge 'left right count' "
+                             f"(single spaces, count an integer), found {line!r}")
+        if (fields[0], fields[1]) in seen:
+            raise InputError(f"{path} line {lineno}: the merge {fields[0]!r} {fields[1]!r} "
+                             "occurs twice")
+        seen.add((fields[0], fields[1]))
+        merges.append((fields[0], fields[1], int(fields[2])))
+    if not merges:
+        raise InputError(f"{path}: no merges (expected 'left right count' lines from "
+                         "xlpe-bpe learn)")
+    return merges
+
+
 def apply_bpe_file(codes_path, input_path, output_path, workers, chunk_size):
     """Apply BPE codes to a tokenized file (``@@ `` marks a split), chunk by chunk."""
     require_files([codes_path, input_path])
-    check_not_inputs([output_path], [codes_path, input_path])
-    check_utf8([codes_path])  # fastBPE reads it without naming the file on a bad byte
-    work = functools.partial(_apply_chunk, codes_path=codes_path)
-    with atomic_output(output_path) as out:
+    check_outputs([output_path], [codes_path, input_path])
+    merges = read_codes(codes_path)
+    with atomic_output(output_path) as out, \
+            temporary_directory(os.path.dirname(os.path.abspath(output_path)),
+                                ".xlpe-bpe.") as tmp:
+        # fastBPE reads the checked merges, written as it expects them (no byte-order mark,
+        # no CR), not the user's file
+        checked_codes = os.path.join(tmp, "codes")
+        with open(checked_codes, "w", encoding="utf-8") as f:
+            f.writelines(f"{left} {right} {count}\n" for left, right, count in merges)
+        work = functools.partial(_apply_chunk, codes_path=checked_codes)
         for lines in parallel_imap(work, read_chunks(input_path, chunk_size), workers,
                                    total=count_lines(input_path), desc=f"bpe {input_path}"):
             out.writelines(lines)
@@ -157,10 +192,11 @@ def build_parser():
     learn.add_argument("--input", nargs="+", required=True,
                        help="tokenized training text; several files give joint codes")
     learn.add_argument("--codes", required=True, help="codes file to write (fastBPE format)")
-    learn.add_argument("--merges", type=int, required=True, help="number of merge operations")
+    learn.add_argument("--merges", type=positive_int, required=True,
+                       help="number of merge operations")
     learn.add_argument("--min-frequency", type=int, default=2,
                        help="stop when the best pair is rarer than this (default: 2)")
-    learn.add_argument("--workers", type=int, default=default_workers(),
+    learn.add_argument("--workers", type=positive_int, default=default_workers(),
                        help="processes for word counting (default: all cores)")
 
     apply = commands.add_parser("apply", help="apply BPE codes to one file",
@@ -177,11 +213,15 @@ def main(argv=None):
 
     def body():
         if args.command == "learn":
-            check_not_inputs([args.codes], args.input)
-            if args.merges < 1:
-                raise InputError(f"--merges must be positive, got {args.merges}")
+            check_outputs([args.codes], args.input)
             counts = count_words(args.input, args.workers)
-            write_codes(args.codes, learn_bpe(counts, args.merges, args.min_frequency))
+            if not counts:
+                raise InputError(f"{', '.join(args.input)}: no words to learn BPE codes from")
+            merges = learn_bpe(counts, args.merges, args.min_frequency)
+            if not merges:
+                raise InputError(f"{', '.join(args.input)}: no pair of symbols occurs "
+                                 f"--min-frequency {args.min_frequency} times: no codes")
+            write_codes(args.codes, merges)
         else:
             apply_bpe_file(args.codes, args.input, args.output, args.workers, args.chunk_size)
 

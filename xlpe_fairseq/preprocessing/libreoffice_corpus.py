@@ -20,7 +20,7 @@ import random
 import sys
 
 from ..help_format import HelpFormatter
-from .io_utils import InputError, atomic_output, open_text, run_command
+from .io_utils import InputError, atomic_output, check_output_directory, open_text, run_command
 
 TEXT_TAGS = {"p", "h1", "h2", "h3", "h4", "h5", "h6"}
 ID_PREFIXES = ("par_", "hd_")
@@ -178,6 +178,7 @@ def main(argv=None):
     args = build_parser().parse_args(argv)
 
     def body():
+        check_output_directory(args.out)
         pairs, counts = paired_paragraphs(args.source_help, args.target_help,
                                           args.drop_identical)
         if not pairs:

@@ -15,7 +15,7 @@ from ..help_format import HelpFormatter
 from .io_utils import (
     add_parallel_arguments,
     atomic_output,
-    check_not_inputs,
+    check_outputs,
     count_lines,
     parallel_imap,
     read_chunks,
@@ -50,7 +50,7 @@ def _tokenize_chunk(chunk, lang, lowercase, tokenize):
 def tokenize_file(input_path, output_path, lang, lowercase=False, tokenize=True, workers=1,
                   chunk_size=20000):
     require_files([input_path])
-    check_not_inputs([output_path], [input_path])
+    check_outputs([output_path], [input_path])
     work = functools.partial(_tokenize_chunk, lang=lang, lowercase=lowercase, tokenize=tokenize)
     with atomic_output(output_path) as out:
         for lines in parallel_imap(work, read_chunks(input_path, chunk_size), workers,

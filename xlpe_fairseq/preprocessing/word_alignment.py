@@ -17,7 +17,6 @@ a file, and each direction's samplers run one after another, since in parallel t
 would take their random states in whatever order the threads arrive.
 """
 import argparse
-import contextlib
 import functools
 import hashlib
 import importlib.util
@@ -26,26 +25,32 @@ import shlex
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 
 from ..help_format import HelpFormatter
 from .io_utils import (
     InputError,
     ToolError,
-    atomic_output,
-    check_not_inputs,
+    atomic_outputs,
+    check_length,
+    check_outputs,
     check_same_line_count,
     default_workers,
     parallel_imap,
+    positive_int,
     read_parallel_chunks,
+    require_lines,
     run_command,
+    temporary_directory,
 )
 
 INSTALL_HINTS = {
     "eflomal-align": "pip install eflomal",
     "fast_align": "build it from https://github.com/clab/fast_align (no PyPI or Debian package)",
 }
+
+# eflomal gives a sentence of 1,024 or more tokens (on either side) no link at all, silently
+MAX_TOKENS = {"eflomal": 1023}
 
 _NEIGHBOURS = [(-1, 0), (0, -1), (1, 0), (0, 1), (-1, -1), (-1, 1), (1, -1), (1, 1)]
 
@@ -202,8 +207,9 @@ def _align_chunk(chunk, aligner, threads, extra_args, verbose, seeded_package, s
     return n_pairs, chunk_dir
 
 
-def _write_chunks(source, target, work_dir, chunk_size):
-    """Copy the corpus into chunk directories, rejecting empty lines before any aligning."""
+def _write_chunks(source, target, work_dir, chunk_size, max_tokens=None):
+    """Copy the corpus into chunk directories, rejecting empty lines (and lines of more than
+    ``max_tokens`` tokens) before any aligning."""
     chunks = []
     for first_lineno, rows in read_parallel_chunks([source, target], chunk_size):
         chunk_dir = os.path.join(work_dir, f"chunk{len(chunks):05d}")
@@ -217,6 +223,8 @@ def _write_chunks(source, target, work_dir, chunk_size):
                             f"{path} line {first_lineno + offset}: empty line "
                             "(the aligner needs at least one token on each side)"
                         )
+                    check_length(path, first_lineno + offset, len(text.split()), max_tokens,
+                                 "eflomal")
                 src.write(s + "\n")
                 tgt.write(t + "\n")
         chunks.append((chunk_dir, len(rows)))
@@ -232,15 +240,14 @@ def align_files(source, target, output, forward_output=None, reverse_output=None
     aligner options and the eflomal build, not on ``workers``; ``None`` lets eflomal seed
     itself from /dev/urandom."""
     total = check_same_line_count([source, target])
-    outputs = [p for p in (output, forward_output, reverse_output) if p]
-    check_not_inputs(outputs, [source, target])
+    require_lines(source, total)
+    check_outputs([output, forward_output, reverse_output], [source, target])
     if aligner not in ALIGNERS:
         raise InputError(f"unknown aligner {aligner!r}; known: {', '.join(sorted(ALIGNERS))}")
     find_tool(ALIGNER_BINARIES[aligner])  # fail before copying the corpus into chunks
     work_root = os.path.dirname(os.path.abspath(output))
-    os.makedirs(work_root, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=work_root, prefix=".xlpe-align.") as work_dir:
-        chunks = _write_chunks(source, target, work_dir, chunk_size)
+    with temporary_directory(work_root, ".xlpe-align.") as work_dir:
+        chunks = _write_chunks(source, target, work_dir, chunk_size, MAX_TOKENS.get(aligner))
         processes = max(1, min(workers, len(chunks)))
         # The aligners are multithreaded (OpenMP); share the cores among parallel chunks.
         threads = max(1, workers // processes)
@@ -251,9 +258,8 @@ def align_files(source, target, output, forward_output=None, reverse_output=None
                                  else None, seed=seed if seeded else None)
         targets = [(output, "sym"), (forward_output, "fwd"), (reverse_output, "rev")]
         targets = [(path, name) for path, name in targets if path]
-        with contextlib.ExitStack() as stack:
-            # all outputs appear together at the end, or none of them on failure
-            outs = [stack.enter_context(atomic_output(path)) for path, _ in targets]
+        # all outputs appear together at the end, or none of them on failure
+        with atomic_outputs([path for path, _ in targets]) as outs:
             results = parallel_imap(work, chunks, processes, total=total,
                                     desc=f"align ({aligner})", unit="pairs",
                                     size=lambda result: result[0])
@@ -291,9 +297,9 @@ def build_parser():
     parser.add_argument("--aligner-args", default="",
                         help="extra aligner options as one shell-quoted string, attached "
                         "with '=' because it starts with a dash: --aligner-args='--model 2'")
-    parser.add_argument("--workers", type=int, default=default_workers(),
+    parser.add_argument("--workers", type=positive_int, default=default_workers(),
                         help="cores to use: parallel chunks, aligner threads (default: all)")
-    parser.add_argument("--chunk-size", type=int, default=250000,
+    parser.add_argument("--chunk-size", type=positive_int, default=250000,
                         help="sentence pairs aligned together (default: 250000); smaller "
                         "chunks use less memory but give the aligner less data")
     parser.add_argument("--seed", type=_seed, default=1,

@@ -17,7 +17,8 @@ from ..preprocessing.io_utils import (
     InputError,
     add_parallel_arguments,
     atomic_output,
-    check_not_inputs,
+    check_length,
+    check_outputs,
     check_same_line_count,
     parallel_imap,
     read_parallel_chunks,
@@ -25,6 +26,10 @@ from ..preprocessing.io_utils import (
 )
 from .btg_rules import RULE_NAMES, btg_positions, btg_positions_of_columns
 from .dpe_rules import UNALIGNED_CHOICES, UNALIGNED_KEEP, alignment_cases, dpe_positions
+
+# BTG extraction is quadratic in sentence length on a scattered alignment (8,000 tokens take
+# 16 s); the longest source sentence it takes, the same as the aligner's
+MAX_BTG_TOKENS = 1023
 
 # method name -> function(n_src, links) -> positions (a permutation of range(n_src)); btg takes
 # the source tokens instead of n_src (it moves the BPE pieces of a word together)
@@ -41,7 +46,8 @@ def parse_links(text, n_src, n_tgt):
     links = []
     for field in text.split():
         i, sep, j = field.partition("-")
-        if not (sep and i.isdigit() and j.isdigit()):
+        # ASCII digits only: str.isdigit also takes superscripts, which int() refuses
+        if not (sep and _is_index(i) and _is_index(j)):
             raise InputError(f"link {field!r} is not of the form i-j")
         i, j = int(i), int(j)
         if i >= n_src or j >= n_tgt:
@@ -51,6 +57,10 @@ def parse_links(text, n_src, n_tgt):
             )
         links.append((i, j))
     return links
+
+
+def _is_index(text):
+    return text.isascii() and text.isdigit()
 
 
 def parse_link_columns(text, n_src, n_tgt):
@@ -93,6 +103,8 @@ def extract_chunk(chunk, method, paths, unaligned=UNALIGNED_KEEP):
             raise InputError(f"{alignment_path} line {first_lineno + offset} "
                              f"(sources {source_path}, {target_path}): {error}") from None
         if method == "btg":
+            check_length(source_path, first_lineno + offset, n_src, MAX_BTG_TOKENS,
+                         "--method btg")
             positions, rules = btg_positions_of_columns(source_tokens, sources, targets)
             fired_rules.extend(rules)
             n_tokens += n_src
@@ -117,7 +129,7 @@ def extract_file(method, source, target, alignment, output, workers, chunk_size,
         raise InputError(f"unknown method {method!r}; known: {', '.join(sorted(METHODS))}")
     paths = (source, target, alignment)
     total = check_same_line_count(paths)
-    check_not_inputs([output], paths)
+    check_outputs([output], paths)
     cases = collections.Counter()
     work = functools.partial(extract_chunk, method=method, paths=paths, unaligned=unaligned)
     with atomic_output(output) as out:

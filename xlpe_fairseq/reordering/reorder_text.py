@@ -14,7 +14,7 @@ from ..help_format import HelpFormatter
 from ..preprocessing.io_utils import (
     add_parallel_arguments,
     atomic_output,
-    check_not_inputs,
+    check_outputs,
     check_same_line_count,
     parallel_imap,
     read_parallel_chunks,
@@ -44,7 +44,7 @@ def reorder_chunk(chunk, reorder_path):
 
 def reorder_file(source, reorder, output, workers, chunk_size):
     """Write ``output``: every line of ``source`` in the order its ``reorder`` line gives."""
-    check_not_inputs([output], [source, reorder])
+    check_outputs([output], [source, reorder])
     total = check_same_line_count([source, reorder])
     chunks = read_parallel_chunks([source, reorder], chunk_size)
     with atomic_output(output) as out:

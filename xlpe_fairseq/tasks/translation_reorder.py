@@ -80,7 +80,13 @@ class TranslationReorderTask(TranslationTask):
         if not 0.0 <= cfg.reorder_noise <= 1.0:
             raise ValueError(f"--reorder-noise must be in [0, 1], got {cfg.reorder_noise}")
         self.reorder_role = None
-        self._preorderer = None
+        self.preorderer = None
+        if cfg.preorderer:
+            from ..preordering.preorderer import Preorderer  # torch-only; loaded on demand
+
+            # loaded now, so that a wrong path fails even where every split has reorder
+            # files and the preorderer would never be asked
+            self.preorderer = Preorderer.load(cfg.preorderer)
         # fairseq leaves its prefetch threads collating at exit, which can abort the process
         stop_prefetch_threads_at_exit()
 
@@ -119,14 +125,6 @@ class TranslationReorderTask(TranslationTask):
             seed=self.cfg.seed,
             noise_redraw=self.cfg.reorder_noise_redraw,
         )
-
-    @property
-    def preorderer(self):
-        if self._preorderer is None:
-            from ..preordering.preorderer import Preorderer  # torch-only; loaded on demand
-
-            self._preorderer = Preorderer.load(self.cfg.preorderer)
-        return self._preorderer
 
     def predict_positions(self, source_token_ids):
         """Preorderer positions for binarized source sentences (EOS-terminated id tensors)."""
