@@ -56,10 +56,12 @@ setup(
         "matplotlib",
     ],
     extras_require={
-        # word segmenters of the WMT'17 zh-en and ASPEC ja-en recipes
+        # word segmenters of the pipeline (Chinese, Japanese) and the MeCab of sacreBLEU's
+        # ja-mecab and ko-mecab BLEU tokenizers, which BLEU into Japanese and Korean uses
         "zh": ["jieba"],
-        "ja": ["fugashi", "unidic-lite"],
-        "test": ["pytest", "jieba", "fugashi", "unidic-lite"],
+        "ja": ["fugashi", "unidic-lite", "sacrebleu[ja]>=2.0"],
+        "ko": ["sacrebleu[ko]>=2.0"],
+        "test": ["pytest", "jieba", "fugashi", "unidic-lite", "sacrebleu[ja,ko]>=2.0"],
     },
     entry_points={"console_scripts": CONSOLE_SCRIPTS},
 )
