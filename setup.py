@@ -28,6 +28,7 @@ CONSOLE_SCRIPTS = [
     "xlpe-noise-curve = xlpe_fairseq.evaluation.noise_attack:main",
     "xlpe-attention-heatmap = xlpe_fairseq.evaluation.attention_heatmap:main",
     "xlpe-study = xlpe_fairseq.evaluation.study:main",
+    "xlpe-translate = xlpe_fairseq.evaluation.translate:main",
 ]
 
 

@@ -8,6 +8,7 @@ with its sacreBLEU signature. sacreBLEU's tokenizer follows the target language
 Japanese or Korean sentence as a handful of long words.
 """
 import argparse
+import functools
 import json
 import os
 import sys
@@ -25,8 +26,13 @@ LANGUAGE_TOKENIZERS = {"zh": "zh", "ja": "ja-mecab", "ko": "ko-mecab"}
 TOKENIZER_EXTRAS = {"ja-mecab": "ja", "ko-mecab": "ko"}
 
 
+@functools.cache
+def _moses_detokenizer(language):
+    return MosesDetokenizer(lang=language)
+
+
 def detokenize(lines, language):
-    detokenizer = MosesDetokenizer(lang=language)
+    detokenizer = _moses_detokenizer(language)
     return [detokenizer.detokenize(line.split()) for line in lines]
 
 
