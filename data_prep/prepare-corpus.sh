@@ -94,8 +94,11 @@ if ((${#held_out[@]} == 0)); then
 else
     RAW=$OUT/raw
     mkdir -p "$RAW"
-    if fresh "$RAW/train.$SRC" "$RAW/train.$TGT" -- "$RAW_DIR/train.$SRC" "$RAW_DIR/train.$TGT"
-    then
+    outputs=()
+    for split in train "${held_out[@]}"; do
+        outputs+=("$RAW/$split.$SRC" "$RAW/$split.$TGT")
+    done
+    if fresh "${outputs[@]}" -- "$RAW_DIR/train.$SRC" "$RAW_DIR/train.$TGT"; then
         skipped "hold out ${held_out[*]}"
     else
         timed "hold out ${held_out[*]} (seed 1)" python -m xlpe_fairseq.preprocessing.split_corpus \
