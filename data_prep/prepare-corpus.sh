@@ -78,7 +78,8 @@ OUT=${OPERANDS[1]}
 
 # the splits that are there must be complete and parallel; train must be there
 [[ -e $RAW_DIR/train.$SRC || -e $RAW_DIR/train.$TGT ]] ||
-    fail "$RAW_DIR/train.$SRC and $RAW_DIR/train.$TGT: no such files (raw text, one sentence a line)"
+    fail "$RAW_DIR/train.$SRC and $RAW_DIR/train.$TGT: no such files (raw text, one" \
+        "sentence a line)"
 held_out=()
 for split in "${PIPELINE_SPLITS[@]}"; do
     if [[ $split != train && ! -e $RAW_DIR/$split.$SRC && ! -e $RAW_DIR/$split.$TGT ]]; then
@@ -101,9 +102,9 @@ else
     if fresh "${outputs[@]}" -- "$RAW_DIR/train.$SRC" "$RAW_DIR/train.$TGT"; then
         skipped "hold out ${held_out[*]}"
     else
-        timed "hold out ${held_out[*]} (seed 1)" python -m xlpe_fairseq.preprocessing.split_corpus \
-            --source "$RAW_DIR/train.$SRC" --target "$RAW_DIR/train.$TGT" --out "$RAW" \
-            --splits "${held_out[@]}"
+        timed "hold out ${held_out[*]} (seed 1)" \
+            python -m xlpe_fairseq.preprocessing.split_corpus --source "$RAW_DIR/train.$SRC" \
+            --target "$RAW_DIR/train.$TGT" --out "$RAW" --splits "${held_out[@]}"
     fi
     for split in "${PIPELINE_SPLITS[@]}"; do
         if [[ " ${held_out[*]} train " != *" $split "* ]]; then

@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
-# Evaluate a model trained by an examples/train-*.sh script the way its paper did: the
-# checkpoint (the last N averaged with xlpe-average-checkpoints, or the best on dev), beam and
-# length penalty of its schedule; translate the test split with fairseq-generate and print
-# detokenized sacreBLEU with its signature (xlpe-bleu; its tokenizer by the target language:
-# zh, ja-mecab, ko-mecab, else 13a; Chinese and Japanese words joined again first).
+# Evaluate a model trained by examples/train.sh or a train-*.sh script the way its paper
+# did: the checkpoint (the last N averaged with xlpe-average-checkpoints, or the best on dev),
+# beam and length penalty of its schedule; translate the test split with fairseq-generate
+# and print detokenized sacreBLEU with its signature (xlpe-bleu; its tokenizer by the target
+# language: zh, ja-mecab, ko-mecab, else 13a; Chinese and Japanese words joined again first).
 #
 #   examples/evaluate.sh DATA SAVE_DIR --model M [--schedule S] [--average N] [--beam K]
 #                        [--lenpen A] [--subset test|valid] [--tokenize T] [--cpu] [--dry-run]
 #
-# DATA is the recipe's OUTDIR (its recipe.env names the languages, the raw references and
-# whether text was lowercased), SAVE_DIR the training --save-dir, M the trained model (it
-# picks the data-bin variant: xlpe reads the preorderer's test positions). The schedule is the
+# DATA is the recipe's OUTDIR (data_prep/prepare-corpus.sh's OUT or another recipe's; its
+# recipe.env names the languages, the raw references and whether text was lowercased),
+# SAVE_DIR the training's checkpoint folder, M the trained model (it picks the data-bin
+# variant: xlpe and xlpe-* read the preorderer's test positions). The schedule is the
 # one the training used (SAVE_DIR/schedule.env, written by train_common.sh), or --schedule:
 #   dpe-iwslt, dpe  the last 5 checkpoints averaged, beam 5 (lenpen 1.0; dpe: 0.6, the
 #                   authors' command)

@@ -36,7 +36,8 @@ SAVE_DIR=$3
 shift 3
 [[ -d $DATA_BIN/data-bin ]] && DATA_BIN=$DATA_BIN/data-bin
 if [[ ! -d $DATA_BIN/text ]]; then
-    echo "$DATA_BIN/text: no such folder; is $DATA_BIN the data-bin of data_prep/prepare-corpus.sh?" >&2
+    echo "$DATA_BIN/text: no such folder; is $DATA_BIN the data-bin of" \
+        "data_prep/prepare-corpus.sh?" >&2
     exit 1
 fi
 DATA=$(dirname "$DATA_BIN")

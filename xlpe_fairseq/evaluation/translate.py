@@ -143,8 +143,9 @@ def build_parser():
     parser = argparse.ArgumentParser(prog="xlpe-translate", description=__doc__.splitlines()[0])
     parser.add_argument("--checkpoint", required=True,
                         help="model checkpoint (several joined by ':' translate as an ensemble)")
-    parser.add_argument("--corpus", help="the recipe's OUT folder: finds data-bin, BPE codes, "
-                        "preorderer, languages and lowercasing (see above)")
+    parser.add_argument("--corpus", help="the recipe's OUT folder, which supplies the defaults "
+                        "of --data-bin, --bpe-codes, --preorderer (OUT/preorderer.pt) and, from "
+                        "OUT/recipe.env, the languages and --lowercase")
     parser.add_argument("--data-bin", help="folder with the dictionaries dict.SRC.txt and "
                         "dict.TGT.txt (default: OUT/data-bin/text, else the training's)")
     parser.add_argument("--bpe-codes", help="the corpus's BPE codes (default: OUT/bpe/codes)")
