@@ -25,6 +25,7 @@ from ..preprocessing.io_utils import InputError, open_text, require_files, run_c
 from ..preprocessing.tokenize import tokenize_line
 from .bleu import detokenize
 
+
 def read_recipe_env(path):
     """SRC, TGT and LOWERCASE of a recipe's recipe.env (lines KEY=VALUE, values shell-quoted)."""
     settings = {}
@@ -63,6 +64,8 @@ def resolve_arguments(args):
 
 
 def load_translator(args, checkpoints):
+    # fairseq and torch are imported here: they take seconds, which --help and a wrong
+    # argument need not wait for
     import torch
     from fairseq import checkpoint_utils
     from fairseq.data.data_utils import post_process
