@@ -44,10 +44,11 @@ def bleu_tokenizer(target_lang, tokenize=None):
     name = tokenize or LANGUAGE_TOKENIZERS.get(language, "13a")
     try:
         sacrebleu.metrics.BLEU(tokenize=name)
-    except RuntimeError as err:  # sacreBLEU's way of saying MeCab or its dictionary is missing
-        extra = TOKENIZER_EXTRAS.get(name, name)
-        raise InputError(f"BLEU with sacreBLEU's {name} tokenizer needs its extra: pip install "
-                         f"'xlpe-fairseq[{extra}]' (or 'sacrebleu[{extra}]'): {err}") from err
+    except RuntimeError as err:  # sacreBLEU's way of saying a tokenizer's dependency is missing
+        extra = TOKENIZER_EXTRAS.get(name)
+        hint = f" needs its extra: pip install 'xlpe-fairseq[{extra}]' (or 'sacrebleu[{extra}]')"
+        raise InputError(f"BLEU with sacreBLEU's {name} tokenizer{hint if extra else ''}: "
+                         f"{err}") from err
     return name
 
 
