@@ -19,17 +19,14 @@
 #   xlpe            the last 20 checkpoints averaged, beam 4, lenpen 0.6 (Transformer big)
 # --average N (0: checkpoint_best.pt), --beam K and --lenpen A override the schedule's;
 # --tokenize T, sacreBLEU's tokenizer for BLEU (xlpe-bleu --tokenize).
-# --dry-run prints the commands instead of running them.
+# --dry-run prints the commands instead of running them. Options go before or after the
+# operands.
 set -euo pipefail
 
 usage() {
     echo "usage: $0 DATA SAVE_DIR --model M [--schedule S] [--average N] [--beam K] [--lenpen A] [--subset S] [--tokenize T] [--cpu] [--dry-run]" >&2
     exit 2
 }
-[[ $# -ge 2 ]] || usage
-DATA=$1
-SAVE_DIR=$2
-shift 2
 MODEL=""
 SCHEDULE_OPTION=""
 AVERAGE_OPTION=""
@@ -39,8 +36,11 @@ SUBSET=test
 TOKENIZE=()
 DEVICE=()
 DRY_RUN=0
+OPERANDS=()
 while [[ $# -gt 0 ]]; do
     case $1 in
+        --model | --schedule | --average | --beam | --lenpen | --subset | --tokenize)
+            [[ $# -ge 2 ]] || { echo "$1 needs a value" >&2; usage; } ;;&
         --model) MODEL=$2; shift 2 ;;
         --schedule) SCHEDULE_OPTION=$2; shift 2 ;;
         --average) AVERAGE_OPTION=$2; shift 2 ;;
@@ -50,10 +50,14 @@ while [[ $# -gt 0 ]]; do
         --tokenize) TOKENIZE=(--tokenize "$2"); shift 2 ;;
         --cpu) DEVICE=(--cpu); shift ;;
         --dry-run) DRY_RUN=1; shift ;;
-        *) usage ;;
+        -*) echo "unknown option $1" >&2; usage ;;
+        *) OPERANDS+=("$1"); shift ;;
     esac
 done
-[[ -n $MODEL ]] || usage
+[[ ${#OPERANDS[@]} -eq 2 ]] || usage
+DATA=${OPERANDS[0]}
+SAVE_DIR=${OPERANDS[1]}
+[[ -n $MODEL ]] || { echo "--model is required" >&2; usage; }
 if [[ ! -e $DATA/recipe.env ]]; then
     echo "$DATA/recipe.env: no such file; is $DATA a data_prep recipe's OUTDIR?" >&2
     exit 1
