@@ -263,6 +263,8 @@ class Study:
             "source_lang": self.args.source_lang, "target_lang": self.args.target_lang,
             "generate_args": self.args.generate_args, "checkpoint": self.args.checkpoint,
             "cpu": self.args.cpu,
+            # an explicit --tokenize (None: the target language's, which target_lang fixes)
+            "tokenize": self.args.tokenize,
             "positions": {name: os.path.abspath(path) for name, path in self.positions.items()}
             or None,
         }
