@@ -75,6 +75,13 @@ done
 RAW_DIR=${OPERANDS[0]}
 OUT=${OPERANDS[1]}
 [[ -d $RAW_DIR ]] || fail "$RAW_DIR: no such folder"
+for lang in "$SRC" "$TGT"; do
+    case $lang in
+        th | lo | km | my | bo)
+            echo "prepare-corpus.sh: warning: $lang is written without spaces and no segmenter" \
+                "is wired in for it: its 'words' will be whole phrases" >&2 ;;
+    esac
+done
 
 # the splits that are there must be complete and parallel; train must be there
 [[ -e $RAW_DIR/train.$SRC || -e $RAW_DIR/train.$TGT ]] ||
