@@ -102,6 +102,8 @@ if ((${#held_out[@]} == 0)); then
 else
     RAW=$OUT/raw
     mkdir -p "$RAW"
+    [[ $(cd "$RAW_DIR" && pwd) != "$(cd "$RAW" && pwd)" ]] ||
+        fail "$RAW_DIR is where the held-out splits go: keep the raw files elsewhere"
     outputs=()
     for split in train "${held_out[@]}"; do
         outputs+=("$RAW/$split.$SRC" "$RAW/$split.$TGT")
