@@ -29,6 +29,7 @@ CONSOLE_SCRIPTS = [
     "xlpe-attention-heatmap = xlpe_fairseq.evaluation.attention_heatmap:main",
     "xlpe-study = xlpe_fairseq.evaluation.study:main",
     "xlpe-user-dir = xlpe_fairseq.user_dir:main",
+    "xlpe-translate = xlpe_fairseq.evaluation.translate:main",
 ]
 
 
@@ -57,10 +58,12 @@ setup(
         "matplotlib",
     ],
     extras_require={
-        # word segmenters of the WMT'17 zh-en and ASPEC ja-en recipes
+        # word segmenters of the pipeline (Chinese, Japanese) and the MeCab of sacreBLEU's
+        # ja-mecab and ko-mecab BLEU tokenizers, which BLEU into Japanese and Korean uses
         "zh": ["jieba"],
-        "ja": ["fugashi", "unidic-lite"],
-        "test": ["pytest", "hypothesis", "jieba", "fugashi", "unidic-lite"],
+        "ja": ["fugashi", "unidic-lite", "sacrebleu[ja]>=2.0"],
+        "ko": ["sacrebleu[ko]>=2.0"],
+        "test": ["pytest", "hypothesis", "jieba", "fugashi", "unidic-lite", "sacrebleu[ja,ko]>=2.0"],
     },
     entry_points={"console_scripts": CONSOLE_SCRIPTS},
 )

@@ -147,6 +147,24 @@ need_files() {
     done
 }
 
+# line_count FILE: its lines, a last one without a newline included (as Python reads them).
+line_count() {
+    awk 'END { print NR }' "$1"
+}
+
+# same_line_count FILE1 FILE2: fail naming both files unless they have as many lines (the two
+# sides of a parallel split).
+same_line_count() {
+    local first second
+    first=$(line_count "$1")
+    second=$(line_count "$2")
+    if ((first != second)); then
+        echo "$1 has $first lines, $2 has $second: the sides of a parallel corpus need one" \
+            "line per sentence pair" >&2
+        return 1
+    fi
+}
+
 # fetch_and_unpack DOWNLOAD ORIG: fetch every entry of the caller's associative array URLS
 # (saved name -> address) into DOWNLOAD, then unpack those tarballs into ORIG once (ORIG.stamp
 # marks it done, since tar keeps the archived mtimes).
@@ -167,18 +185,21 @@ fetch_and_unpack() {
 }
 
 # parse_raw_dir_option ARGS...: the option every downloading recipe shares, --raw-dir DIR
-# (start from untokenized {train,valid,test}.{SRC,TGT} in DIR, no download). Sets RAW (empty
-# without it) and OPERANDS (the arguments after the options); anything else calls the
-# recipe's own usage.
+# (start from untokenized {train,valid,test}.{SRC,TGT} in DIR, no download), before or after
+# the operands. Sets RAW (empty without it) and OPERANDS (the other arguments, in order); an
+# unknown option is named, then the recipe's own usage called.
 parse_raw_dir_option() {
-    RAW=
-    while [[ $# -gt 0 && $1 == --* ]]; do
+    RAW= OPERANDS=()
+    while [[ $# -gt 0 ]]; do
         case $1 in
-            --raw-dir) [[ $# -ge 2 ]] || usage; RAW=$2; shift 2 ;;
-            *) usage ;;
+            --raw-dir)
+                [[ $# -ge 2 ]] || { echo "--raw-dir needs a folder" >&2; usage; }
+                RAW=$2
+                shift 2 ;;
+            -*) echo "unknown option $1" >&2; usage ;;
+            *) OPERANDS+=("$1"); shift ;;
         esac
     done
-    OPERANDS=("$@")
 }
 
 # extract_raw_once ORIG STAMP: the recipe's extract_raw ORIG RAW, skipped while RAW's test

@@ -6,12 +6,13 @@
 # RAW holds untokenized {train,valid,test}.{SRC,TGT}, one sentence a line. OUT receives
 #   tok/        tokenized text (train length-filtered as in fairseq's prepare scripts)
 #   bpe/        BPE text, codes, word alignments, reorder files:
-#               train.dpe.reorder (DPE target), {split}.btg.reorder (BTG oracle),
+#               {train,valid}.dpe.reorder (DPE target), {split}.btg.reorder (BTG oracle),
 #               {valid,test}.pred.reorder (preorderer predictions from the source alone)
 #   preorderer.pt, preorderer.test.score (predicted vs oracle BTG order on test),
 #   preorderer.ceiling (xlpe-reorder-ceiling on train: how much a source-only model can predict)
 #   data-bin/text  fairseq-preprocess output (baseline Transformer, Reordering Embeddings)
-#   data-bin/dpe   text + train positions from the DPE rules (transformer_dpe)
+#   data-bin/dpe   text + train and valid positions from the DPE rules (transformer_dpe; the
+#                  validation loss then has the order loss too, as the training loss)
 #   data-bin/xlpe  text + train positions chosen by XLPE_TRAIN_POSITIONS, preorderer
 #                  positions for valid/test
 #                  (transformer_xlpe; the test positions are what a deployed model gets)
@@ -272,6 +273,7 @@ prepare_corpus() {
     esac
     for split in "${PIPELINE_SPLITS[@]}"; do
         need_files "$raw/$split.$src" "$raw/$split.$tgt"
+        same_line_count "$raw/$split.$src" "$raw/$split.$tgt"
     done
     mkdir -p "$out/tok" "$out/bpe" "$out/data-bin/text"
     printf 'SRC=%s\nTGT=%s\nLOWERCASE=%s\nRAW=%q\n' "$src" "$tgt" "$LOWERCASE" \
@@ -286,6 +288,7 @@ prepare_corpus() {
     bpe_splits "$out/tok" "$out/bpe" "$src" "$tgt" "${PIPELINE_SPLITS[@]}"
     align_all "$out" "$src" "$tgt"
     reorder dpe train "$out" "$src" "$tgt"
+    reorder dpe valid "$out" "$src" "$tgt"
     for split in "${PIPELINE_SPLITS[@]}"; do
         reorder btg "$split" "$out" "$src" "$tgt"
     done
@@ -299,6 +302,7 @@ prepare_corpus() {
         rm -f "$out/data-bin/xlpe/train.reorder.$src-$tgt".{bin,idx}
     fi
     binarize_positions "$out" "$src" "$tgt" "dpe:train:$out/bpe/train.dpe.reorder" \
+        "dpe:valid:$out/bpe/valid.dpe.reorder" \
         "xlpe:train:$train_positions" "xlpe:valid:$out/bpe/valid.pred.reorder" \
         "xlpe:test:$out/bpe/test.pred.reorder"
     echo "$XLPE_TRAIN_POSITIONS" >"$chosen"

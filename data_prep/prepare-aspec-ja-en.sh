@@ -25,15 +25,19 @@ usage() {
 }
 RAW=
 ASPEC=
-while [[ $# -gt 0 && $1 == --* ]]; do
+OPERANDS=()
+while [[ $# -gt 0 ]]; do
     case $1 in
-        --raw-dir) [[ $# -ge 2 ]] || usage; RAW=$2; shift 2 ;;
-        --aspec-dir) [[ $# -ge 2 ]] || usage; ASPEC=$2; shift 2 ;;
-        *) usage ;;
+        --raw-dir | --aspec-dir)
+            [[ $# -ge 2 ]] || { echo "$1 needs a folder" >&2; usage; }
+            [[ $1 == --raw-dir ]] && RAW=$2 || ASPEC=$2
+            shift 2 ;;
+        -*) echo "unknown option $1" >&2; usage ;;
+        *) OPERANDS+=("$1"); shift ;;
     esac
 done
-[[ $# -eq 1 && -n $RAW$ASPEC ]] || usage
-OUT=$1
+[[ ${#OPERANDS[@]} -eq 1 && -n $RAW$ASPEC ]] || usage
+OUT=${OPERANDS[0]}
 SRC=ja
 TGT=en
 MERGES=${MERGES:-32000}

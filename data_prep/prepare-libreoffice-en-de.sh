@@ -7,5 +7,4 @@ if [[ $# -lt 1 ]]; then
     echo "usage: $0 [--raw-dir DIR] OUTDIR" >&2
     exit 2
 fi
-# the pair goes right before OUTDIR, after the options
-exec "$(dirname "$0")/prepare-libreoffice.sh" "${@:1:$#-1}" en-de "${@: -1}"
+exec "$(dirname "$0")/prepare-libreoffice.sh" en-de "$@"

@@ -9,16 +9,18 @@
 # any other code XX is libreoffice-help-XX (folder XX), e.g. de, tr, hi, ja, ko.
 # --raw-dir DIR  start from untokenized {train,valid,test}.{SRC,TGT} in DIR instead of
 #                downloading the packages (apt-get download; run apt-get update first if
-#                apt knows no candidate version).
+#                apt knows no candidate version). Options go before or after the operands.
+# The paired paragraphs then go through data_prep/prepare-corpus.sh with this corpus's
+# settings: 10000 joint merges, one joined dictionary, at most 250 tokens a side.
 # Needs xlpe-fairseq installed in the active environment. Steps whose outputs exist and are
 # newer than their inputs are skipped on rerun. Environment: WORKERS (all cores), MERGES
-# (10000), VALID_SIZE / TEST_SIZE (1000 pairs each), DROP_IDENTICAL (1, except 0 for en-de and
-# de-en: leave out pairs whose sides are the same text, i.e. paragraphs not yet translated,
-# which the help installs in English), and the settings of data_prep/pipeline.sh.
+# (10000), MAX_LEN (250), VALID_SIZE / TEST_SIZE (1000 pairs each), DROP_IDENTICAL (1, except
+# 0 for en-de and de-en: leave out pairs whose sides are the same text, i.e. paragraphs not
+# yet translated, which the help installs in English), and the settings of
+# data_prep/pipeline.sh.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 source "$HERE/lib.sh"
-source "$HERE/pipeline.sh"
 
 usage() {
     echo "usage: $0 [--raw-dir DIR] SRC-TGT OUTDIR   (e.g. en-de, en-tr)" >&2
@@ -84,7 +86,7 @@ if [[ -z $RAW ]]; then
         touch "$STAMP"
     fi
     raw_files=()
-    for split in "${PIPELINE_SPLITS[@]}"; do
+    for split in train valid test; do
         raw_files+=("$RAW/$split.$SRC" "$RAW/$split.$TGT")
     done
     if fresh "${raw_files[@]}" -- "$STAMP"; then
@@ -101,4 +103,7 @@ if [[ -z $RAW ]]; then
     fi
 fi
 
-prepare_corpus "$RAW" "$OUT" "$SRC" "$TGT"
+flags=()
+((JOINED_DICT)) && flags+=(--joined-dictionary)
+exec "$HERE/prepare-corpus.sh" --src "$SRC" --tgt "$TGT" --merges "$MERGES" \
+    --max-len "${MAX_LEN:-250}" "${flags[@]}" "$RAW" "$OUT"

@@ -5,7 +5,8 @@
 # dictionary, else --share-decoder-input-output-embed), then calls `train_main "$@"`.
 #
 # Options (all dataset scripts):
-#   --model M        transformer | dpe | xlpe | re-encoder | re-decoder | re-both (required),
+#   --model M        transformer | dpe | xlpe-combination (or xlpe) | xlpe-inxl | xlpe-headxl |
+#                    re-encoder | re-decoder | re-both (required),
 #                    or a baseline: transformer-8e | transformer-10e (DPE Table 5) |
 #                    encoder-free | encoder-free-inxl | encoder-free-nopos |
 #                    encoder-free-relpe | lstm (XL PE Table 4) | relpe | rope | alibi | t5-bias
@@ -28,7 +29,7 @@
 # The effective schedule is printed on stderr at the start; its name goes to SAVE_DIR/schedule.env,
 # from which examples/evaluate.sh takes the checkpoint (average or best), beam and length penalty.
 
-MODELS="transformer dpe xlpe re-encoder re-decoder re-both transformer-8e transformer-10e encoder-free encoder-free-inxl
+MODELS="transformer dpe xlpe xlpe-combination xlpe-inxl xlpe-headxl re-encoder re-decoder re-both transformer-8e transformer-10e encoder-free encoder-free-inxl
 encoder-free-nopos encoder-free-relpe lstm relpe rope alibi t5-bias"
 
 USER_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/xlpe_fairseq
@@ -56,7 +57,7 @@ default_schedule() {
     fi
     case $model in
         re-*) echo re ;;
-        xlpe | encoder-free* | lstm) echo xlpe ;;
+        xlpe | xlpe-* | encoder-free* | lstm) echo xlpe ;;
         # the position baselines compare with the Transformer on its schedule
         transformer | relpe | rope | alibi | t5-bias) [[ $size == big ]] && echo xlpe || echo dpe ;;
         *) echo dpe ;;
@@ -148,10 +149,13 @@ set_model() {
             else
                 MODEL_FLAGS=(--arch "transformer_dpe${arch_suffix}" --order-lambda 0.5)
             fi ;;
-        xlpe)
-            # Combination mode, tau = 4 heads (XL PE §4, Fig. 3); at the small size 1 of 2
-            MODEL_FLAGS=(--arch "transformer_xlpe${arch_suffix}")
-            [[ $size == small ]] && MODEL_FLAGS=(--arch transformer_xlpe --xlpe-heads 1) ;;
+        xlpe | xlpe-combination | xlpe-inxl | xlpe-headxl)
+            # XL PE §3.2: InXL, HeadXL or both (Combination, the paper's best and xlpe's);
+            # tau = 4 heads read PE_XL (§4, Fig. 3), at the small size 1 of 2
+            local mode=${model#xlpe-}
+            [[ $mode == xlpe ]] && mode=combination
+            MODEL_FLAGS=(--arch "transformer_xlpe${arch_suffix}" --xlpe-mode "$mode")
+            [[ $size == small ]] && MODEL_FLAGS+=(--xlpe-heads 1) ;;
         re-encoder | re-decoder | re-both)
             MODEL_FLAGS=(--arch "transformer_reorder_emb${arch_suffix}" --reorder-emb "${model#re-}") ;;
         transformer-8e | transformer-10e)
@@ -199,12 +203,14 @@ set_model() {
     MODEL_FLAGS=("${dims[@]}" "${MODEL_FLAGS[@]}")
 }
 
-# model_data_bin MODEL: which of the recipe's data-bin variants the model reads.
+# model_data_bin MODEL: which of the recipe's data-bin variants the model reads, under
+# DATA_BIN (default: DATA/data-bin).
 model_data_bin() {
+    local root=${DATA_BIN:-$DATA/data-bin}
     case $1 in
-        dpe) echo "$DATA/data-bin/dpe" ;;
-        xlpe | encoder-free-inxl) echo "$DATA/data-bin/xlpe" ;;
-        *) echo "$DATA/data-bin/text" ;;
+        dpe) echo "$root/dpe" ;;
+        xlpe | xlpe-* | encoder-free-inxl) echo "$root/xlpe" ;;
+        *) echo "$root/text" ;;
     esac
 }
 
@@ -226,8 +232,16 @@ train_main() {
             --max-tokens) max_tokens=$2; shift 2 ;;
             --save-dir) save_dir=$2; shift 2 ;;
             --dry-run) dry_run=1; shift ;;
-            --) shift; extra=("$@"); break ;;
-            *) echo "unknown option $1 (see examples/train_common.sh)" >&2; return 2 ;;
+            --) shift; extra+=("$@"); break ;;
+            *)
+                # examples/train.sh passes whatever is not an option here on to fairseq-train
+                if ((${PASS_UNKNOWN:-0})); then
+                    extra+=("$1")
+                    shift
+                else
+                    echo "unknown option $1 (see examples/train_common.sh)" >&2
+                    return 2
+                fi ;;
         esac
     done
     if [[ " $SIZES " != *" $size "* ]]; then

@@ -99,7 +99,7 @@ def check_outputs(out, src, tgt):
     for split in ("train", "valid", "test"):
         for lang in (src, tgt):
             assert (out / "data-bin" / "text" / f"{split}.{src}-{tgt}.{lang}.bin").exists()
-    positions = {"dpe": ["train"], "xlpe": ["train", "valid", "test"]}
+    positions = {"dpe": ["train", "valid"], "xlpe": ["train", "valid", "test"]}
     for variant, splits in positions.items():
         variant_dir = out / "data-bin" / variant
         assert (variant_dir / f"dict.{src}.txt").exists(), f"{variant}: no dictionary link"
@@ -172,7 +172,8 @@ def aspec_run(root):
 def libreoffice_run(root):
     out = root / "libreoffice"
     raw = write_raw(root / "libreoffice-raw", "en", "de")
-    return out, recipe_command("prepare-libreoffice-en-de.sh", "--raw-dir", raw, out)
+    # the option after the operand, as any option of the recipes may go
+    return out, recipe_command("prepare-libreoffice-en-de.sh", out, "--raw-dir", raw)
 
 
 # recipe -> (how to start it, Python modules it needs beyond the package's own)

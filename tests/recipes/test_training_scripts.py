@@ -223,3 +223,54 @@ def test_evaluate_without_a_schedule_asks_for_one(tmp_path):
                             capture_output=True, text=True)
     assert result.returncode == 2
     assert "schedule.env: no such file" in result.stderr and "--schedule" in result.stderr
+
+
+def prepared_data_bin(root, joined=False):
+    """The data-bin layout of data_prep/prepare-corpus.sh, without the data."""
+    text = root / "data-bin" / "text"
+    text.mkdir(parents=True)
+    (text / "train.fr-en.fr.idx").write_text("")
+    (text / "dict.fr.txt").write_text("le 1\n")
+    (text / "dict.en.txt").write_text("le 1\n" if joined else "the 1\n")
+    return root / "data-bin"
+
+
+@pytest.mark.parametrize("model, arch, mode, data", [
+    ("transformer", "transformer", None, "text"),
+    ("xlpe-inxl", "transformer_xlpe", "inxl", "xlpe"),
+    ("xlpe-headxl", "transformer_xlpe", "headxl", "xlpe"),
+    ("xlpe-combination", "transformer_xlpe", "combination", "xlpe"),
+    ("dpe", "transformer_dpe", None, "dpe"),
+    ("re-encoder", "transformer_reorder_emb", None, "text"),
+    ("re-decoder", "transformer_reorder_emb", None, "text"),
+    ("re-both", "transformer_reorder_emb", None, "text"),
+])
+def test_train_sh_every_model_family_on_a_prepared_corpus(tmp_path, model, arch, mode, data):
+    data_bin = prepared_data_bin(tmp_path)
+    args = parsed(dry_run("train.sh", model, str(data_bin), str(tmp_path / "ck")))
+    assert args.arch == arch and getattr(args, "xlpe_mode", None) == mode
+    assert args.data == str(data_bin / data)
+    assert (args.source_lang, args.target_lang) == ("fr", "en")
+    assert args.save_dir == str(tmp_path / "ck")
+    assert (args.encoder_embed_dim, args.encoder_layers) == (256, 2), "small by default"
+    assert args.share_decoder_input_output_embed and not args.share_all_embeddings
+
+
+def test_train_sh_sizes_joined_dictionary_and_fairseq_options(tmp_path):
+    # OUT instead of OUT/data-bin, options of both scripts and of fairseq-train mixed
+    data_bin = prepared_data_bin(tmp_path, joined=True)
+    command = dry_run("train.sh", "transformer", str(data_bin.parent), str(tmp_path / "ck"),
+                      "--patience", "3", "--size", "base", "--max-update", "100", "--seed", "7")
+    args = parsed(command)
+    assert args.arch == "transformer_wmt_en_de" and args.encoder_embed_dim == 512
+    assert args.share_all_embeddings, "one dictionary for both sides"
+    assert (args.patience, args.seed, args.max_update) == (3, 7, 100)
+
+
+def test_train_sh_refuses_what_is_not_a_prepared_corpus(tmp_path):
+    usage = subprocess.run(["bash", str(EXAMPLES / "train.sh"), "transformer"],
+                           capture_output=True, text=True)
+    assert usage.returncode == 2 and "MODEL DATA_DIR CHECKPOINT_DIR" in usage.stderr
+    missing = subprocess.run(["bash", str(EXAMPLES / "train.sh"), "transformer", str(tmp_path),
+                              str(tmp_path / "ck")], capture_output=True, text=True)
+    assert missing.returncode == 1 and "prepare-corpus.sh" in missing.stderr

@@ -1,10 +1,14 @@
 """``xlpe-bleu``: detokenized sacreBLEU and chrF of a fairseq-generate run.
 
 The hypotheses come back in corpus order (all of them, or an error), BPE removed by
-fairseq's ``--remove-bpe``, then detokenized with sacremoses like the reference, so that the
-score is the standard detokenized BLEU with its sacreBLEU signature.
+fairseq's ``--remove-bpe``, then detokenized with sacremoses like the reference (which joins
+the words of Chinese and Japanese again), so that the score is the standard detokenized BLEU
+with its sacreBLEU signature. sacreBLEU's tokenizer follows the target language
+(``bleu_tokenizer``): 13a splits at spaces and punctuation only, which would score a Chinese,
+Japanese or Korean sentence as a handful of long words.
 """
 import argparse
+import functools
 import json
 import sys
 
@@ -24,15 +28,52 @@ from ..preprocessing.io_utils import (
 from .generate_output import IncompleteGenerationError, read_hypotheses
 
 
+# sacreBLEU's tokenizer for a target language (13a for any other), and the pip extra of this
+# package (the same name in sacreBLEU's extras) that installs what it needs
+LANGUAGE_TOKENIZERS = {"zh": "zh", "ja": "ja-mecab", "ko": "ko-mecab"}
+TOKENIZER_EXTRAS = {"ja-mecab": "ja", "ko-mecab": "ko"}
+
+
+@functools.cache
+def _moses_detokenizer(language):
+    return MosesDetokenizer(lang=language)
+
+
 def detokenize(lines, language):
-    detokenizer = MosesDetokenizer(lang=language)
+    detokenizer = _moses_detokenizer(language)
     return [detokenizer.detokenize(line.split()) for line in lines]
 
 
-def score(hypotheses, references):
+def bleu_tokenizer(target_lang, tokenize=None):
+    """The sacreBLEU tokenizer to score ``target_lang`` with: ``tokenize`` (a ``--tokenize``
+    option) if given, else zh, ja-mecab or ko-mecab by the language, else 13a. Fails with the
+    pip extra to install where the tokenizer's dependencies are missing."""
+    language = target_lang.lower().replace("_", "-").split("-")[0]
+    name = tokenize or LANGUAGE_TOKENIZERS.get(language, "13a")
+    try:
+        sacrebleu.metrics.BLEU(tokenize=name)
+    except RuntimeError as err:  # sacreBLEU's way of saying a tokenizer's dependency is missing
+        extra = TOKENIZER_EXTRAS.get(name)
+        hint = f" needs its extra: pip install 'xlpe-fairseq[{extra}]' (or 'sacrebleu[{extra}]')"
+        raise InputError(f"BLEU with sacreBLEU's {name} tokenizer{hint if extra else ''}: "
+                         f"{err}") from err
+    return name
+
+
+def add_tokenize_argument(parser):
+    parser.add_argument("--tokenize", choices=list(sacrebleu.metrics.BLEU.TOKENIZERS),
+                        help="sacreBLEU's tokenizer for BLEU (default: by --target-lang: zh for "
+                        "zh, ja-mecab for ja, ko-mecab for ko, else 13a)")
+
+
+def metrics(tokenize="13a"):
+    """BLEU with sacreBLEU's ``tokenize`` and chrF (which tokenizes nothing)."""
+    return {"bleu": sacrebleu.metrics.BLEU(tokenize=tokenize), "chrf": sacrebleu.metrics.CHRF()}
+
+
+def score(hypotheses, references, tokenize="13a"):
     """Return a dict with BLEU, chrF and their signatures."""
-    bleu = sacrebleu.metrics.BLEU()
-    chrf = sacrebleu.metrics.CHRF()
+    bleu, chrf = metrics(tokenize).values()
     bleu_score = bleu.corpus_score(hypotheses, [references])
     chrf_score = chrf.corpus_score(hypotheses, [references])
     return {
@@ -54,6 +95,7 @@ def main(argv=None):
     parser.add_argument("--target-lang", required=True, help="language code for detokenization")
     parser.add_argument("--tokenized-reference", action="store_true",
                         help="the reference is Moses-tokenized: detokenize it like the hypotheses")
+    add_tokenize_argument(parser)
     parser.add_argument("--json", help="also write the scores to this JSON file")
     parser.add_argument("--name", default="", help="label printed before the scores")
     args = parser.parse_args(argv)
@@ -65,6 +107,7 @@ def main(argv=None):
 def _score_generate_output(args):
     require_files([args.generate_output, args.reference])
     check_outputs([args.json], [args.generate_output, args.reference])
+    tokenize = bleu_tokenizer(args.target_lang, args.tokenize)
     references = read_lines(args.reference)
     require_lines(args.reference, len(references))
     try:
@@ -74,7 +117,7 @@ def _score_generate_output(args):
     hypotheses = detokenize(hypotheses, args.target_lang)
     if args.tokenized_reference:
         references = detokenize(references, args.target_lang)
-    result = score(hypotheses, references)
+    result = score(hypotheses, references, tokenize)
     if args.name:
         result["name"] = args.name
     print(f"{args.name + ': ' if args.name else ''}BLEU {result['bleu']:.2f}  chrF {result['chrf']:.2f}"

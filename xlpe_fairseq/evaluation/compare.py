@@ -20,7 +20,6 @@ import sys
 from pathlib import Path
 
 import numpy as np
-import sacrebleu
 
 from ..help_format import HelpFormatter
 from ..preprocessing.io_utils import (
@@ -35,7 +34,7 @@ from ..preprocessing.io_utils import (
     require_lines,
     run_command,
 )
-from .bleu import detokenize, score
+from .bleu import add_tokenize_argument, bleu_tokenizer, detokenize, metrics, score
 from .generate_output import IncompleteGenerationError, read_hypotheses
 
 USER_DIR = str(Path(__file__).resolve().parents[1])
@@ -132,26 +131,27 @@ def two_sided_p(observed, differences):
     return min(1.0, 2 * (against + 1) / (len(differences) + 1))
 
 
-def compare(systems, references, baseline, samples=1000, seed=12345):
-    """Scores and p-values against ``baseline`` for ``{name: detokenized hypotheses}``."""
+def compare(systems, references, baseline, samples=1000, seed=12345, tokenize="13a"):
+    """Scores and p-values against ``baseline`` for ``{name: detokenized hypotheses}``; BLEU
+    with sacreBLEU's ``tokenize``."""
     if baseline not in systems:
         raise InputError(f"baseline {baseline!r} is not one of the systems {list(systems)}")
     for name, hypotheses in systems.items():
         if len(hypotheses) != len(references):
             raise InputError(f"{name}: {len(hypotheses)} hypotheses for {len(references)} references")
-    metrics = {"bleu": sacrebleu.metrics.BLEU(), "chrf": sacrebleu.metrics.CHRF()}
+    scorers = metrics(tokenize)
     rng = np.random.default_rng(seed)
     n = len(references)
     # one set of resamples for every system and metric: that is what makes the test paired
     resample_counts = rng.multinomial(n, np.full(n, 1.0 / n), size=samples).astype(np.float64)
     statistics = {
         key: {name: sentence_statistics(metric, hyps, references) for name, hyps in systems.items()}
-        for key, metric in metrics.items()
+        for key, metric in scorers.items()
     }
     rows = []
     for name, hypotheses in systems.items():
-        row = {"name": name, "baseline": name == baseline, **score(hypotheses, references)}
-        for key, metric in metrics.items():
+        row = {"name": name, "baseline": name == baseline, **score(hypotheses, references, tokenize)}
+        for key, metric in scorers.items():
             stats = statistics[key]
             row[f"{key}_delta"] = round(
                 corpus_score(metric, stats[name].sum(0)) - corpus_score(metric, stats[baseline].sum(0)), 2
@@ -211,6 +211,7 @@ def build_parser():
     parser.add_argument("--target-lang", required=True, help="language code for detokenization")
     parser.add_argument("--tokenized-reference", action="store_true",
                         help="the reference is Moses-tokenized: detokenize it like the hypotheses")
+    add_tokenize_argument(parser)
     parser.add_argument("--baseline", help="system the others are tested against (default: first)")
     parser.add_argument("--bootstrap-samples", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=12345, help="seed of the bootstrap resampling")
@@ -249,6 +250,7 @@ def _compare_systems(args):
     generated = [os.path.join(args.output_dir, f"{name}.gen")
                  for kind, name, _ in args.systems if kind == "checkpoint"]
     check_outputs([args.markdown, args.json, *generated], inputs)
+    tokenize = bleu_tokenizer(args.target_lang, args.tokenize)
     references = read_lines(args.reference)
     require_lines(args.reference, len(references))
     if args.data_bin:
@@ -269,7 +271,7 @@ def _compare_systems(args):
             raise InputError(str(err)) from err
         systems[name] = detokenize(hypotheses, args.target_lang)
     result = compare(systems, references, args.baseline or next(iter(systems)),
-                     args.bootstrap_samples, args.seed)
+                     args.bootstrap_samples, args.seed, tokenize)
     for row in result["systems"]:
         checkpoint = checkpoints.get(row["name"])
         row["parameters"] = parameter_count(checkpoint) if checkpoint else None

@@ -27,7 +27,7 @@ from ..preprocessing.io_utils import (
     read_lines,
     run_command,
 )
-from .bleu import detokenize, score
+from .bleu import add_tokenize_argument, bleu_tokenizer, detokenize, score
 from .curves import markdown_table, plot_curves
 from .generate_output import IncompleteGenerationError, read_hypotheses
 
@@ -80,8 +80,10 @@ def read_results(path):
     return points
 
 
-def score_generate_outputs(specs, reference, target_lang, tokenized_reference):
-    """``{noise: BLEU}`` of ``NOISE=FILE`` fairseq-generate outputs (run with --remove-bpe)."""
+def score_generate_outputs(specs, reference, target_lang, tokenized_reference, tokenize=None):
+    """``{noise: BLEU}`` of ``NOISE=FILE`` fairseq-generate outputs (run with --remove-bpe);
+    sacreBLEU's tokenizer ``tokenize``, or the target language's."""
+    tokenize = bleu_tokenizer(target_lang, tokenize)
     if not os.path.isfile(reference):
         raise InputError(f"{reference}: no such file")
     references = read_lines(reference)
@@ -96,7 +98,7 @@ def score_generate_outputs(specs, reference, target_lang, tokenized_reference):
             hypotheses = detokenize(read_hypotheses(path, len(references)), target_lang)
         except IncompleteGenerationError as err:
             raise InputError(str(err)) from None
-        points[_number(noise, spec)] = score(hypotheses, references)["bleu"]
+        points[_number(noise, spec)] = score(hypotheses, references, tokenize)["bleu"]
     return points
 
 
@@ -108,7 +110,8 @@ def noise_curves(args):
         series[name] = read_results(path)
     if args.generate_outputs:
         series[args.name] = score_generate_outputs(
-            args.generate_outputs, args.reference, args.target_lang, args.tokenized_reference
+            args.generate_outputs, args.reference, args.target_lang, args.tokenized_reference,
+            args.tokenize,
         )
     for name, points in series.items():
         bad = [noise for noise in points if not 0.0 <= noise <= 1.0]
@@ -144,6 +147,7 @@ def build_parser():
                         help="model name of the --generate-outputs curve")
     parser.add_argument("--reference", help="reference text for --generate-outputs")
     parser.add_argument("--target-lang", help="target language code for detokenization")
+    add_tokenize_argument(parser)
     parser.add_argument("--tokenized-reference", action="store_true",
                         help="the reference is Moses-tokenized: detokenize it like the hypotheses")
     parser.add_argument("--output-dir", required=True,

@@ -49,7 +49,6 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
 import numpy as np
-import sacrebleu
 
 from ..help_format import HelpFormatter
 from ..preprocessing.io_utils import (
@@ -63,7 +62,8 @@ from ..preprocessing.io_utils import (
     require_files,
     run_command,
 )
-from .bleu import detokenize, score
+from .bleu import add_tokenize_argument, bleu_tokenizer, detokenize, score
+from .bleu import metrics as bleu_metrics
 from .compare import (
     USER_DIR,
     corpus_score,
@@ -288,6 +288,8 @@ class Study:
             "source_lang": self.args.source_lang, "target_lang": self.args.target_lang,
             "generate_args": self.args.generate_args, "checkpoint": self.args.checkpoint,
             "cpu": self.args.cpu,
+            # an explicit --tokenize (None: the target language's, which target_lang fixes)
+            "tokenize": self.args.tokenize,
             "positions": {name: os.path.abspath(path) for name, path in self.positions.items()}
             or None,
             "variants": {name: shlex.join([spec, *options])
@@ -379,7 +381,8 @@ def evaluate(study, model, seed, references, test_positions=None):
     except IncompleteGenerationError as err:
         raise InputError(str(err)) from err
     result = {"model": model, "seed": seed, **score(detokenize(hypotheses, args.target_lang),
-                                                    references),
+                                                    references,
+                                                    bleu_tokenizer(args.target_lang, args.tokenize)),
               "parameters": parameter_count(str(checkpoint))}
     if args.gold:
         result["aer"] = alignment_error_rate(study, data_bin, checkpoint, aer_json)
@@ -488,7 +491,7 @@ def verdict(comparison, alpha=0.05):
 def summarize(study, models, seeds, references, hypotheses, results, samples=1000, seed=12345):
     """The report's numbers: per model its seeds' scores, mean, sd and the baseline test."""
     baseline = study.args.baseline or models[0]
-    metrics = {"bleu": sacrebleu.metrics.BLEU(), "chrf": sacrebleu.metrics.CHRF()}
+    metrics = bleu_metrics(bleu_tokenizer(study.args.target_lang, study.args.tokenize))
     statistics = {
         key: {model: [sentence_statistics(metric, hypotheses[model, s], references) for s in seeds]
               for model in models}
@@ -744,6 +747,7 @@ def run_pending(study, pending, references, jobs):
 
 def run_study(args):
     study = Study(args)
+    bleu_tokenizer(args.target_lang, args.tokenize)  # a missing extra fails now, not after training
     require_files([args.reference] + ([args.gold, args.source_bpe, args.target_bpe]
                                       if args.gold else []))
     for model in args.models:
@@ -799,6 +803,7 @@ def build_parser():
     parser.add_argument("--reference", required=True, help="test reference, one sentence a line")
     parser.add_argument("--tokenized-reference", action="store_true",
                         help="the reference is Moses-tokenized: detokenize it like the hypotheses")
+    add_tokenize_argument(parser)
     parser.add_argument("--models", nargs="+", default=["transformer", "dpe"],
                         help=f"models to train (default: transformer dpe); any of "
                         f"{', '.join(MODEL_NAMES)}; an XL PE or DPE model as MODEL@SET trains "

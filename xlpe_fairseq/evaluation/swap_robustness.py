@@ -40,7 +40,7 @@ from ..preprocessing.io_utils import (
     read_lines,
     run_command,
 )
-from .bleu import detokenize, score
+from .bleu import add_tokenize_argument, bleu_tokenizer, detokenize, score
 from .compare import named_path
 from .curves import markdown_table, plot_curves
 from .generate_output import read_hypotheses
@@ -143,6 +143,7 @@ def generate(data_bin, checkpoint, args, output_path):
 def swap_robustness(args):
     """Run the whole grid; return the result dict written as JSON."""
     checkpoints = dict(args.checkpoint)
+    tokenize = bleu_tokenizer(args.target_lang, args.tokenize)
     for path in (args.source, args.reference, args.preorderer, *checkpoints.values()):
         if path and not os.path.isfile(path):
             raise InputError(f"{path}: no such file")
@@ -178,7 +179,7 @@ def swap_robustness(args):
                 generate(str(bin_dir), checkpoint, args, generate_path)
                 hypotheses = detokenize(read_hypotheses(generate_path, len(source)),
                                         args.target_lang)
-                scores = score(hypotheses, references)
+                scores = score(hypotheses, references, tokenize)
                 result["bleu"][name][percentage] = scores["bleu"]
                 result["chrf"][name][percentage] = scores["chrf"]
                 result["bleu_signature"] = scores["bleu_signature"]
@@ -221,6 +222,7 @@ def build_parser():
                         help="the reference is Moses-tokenized: detokenize it like the hypotheses")
     parser.add_argument("--source-lang", required=True, help="source language code, e.g. he")
     parser.add_argument("--target-lang", required=True, help="target language code, e.g. en")
+    add_tokenize_argument(parser)
     parser.add_argument("--percentages", type=float, nargs="+", default=DEFAULT_PERCENTAGES,
                         help="percentages of words to swap in every sentence")
     parser.add_argument("--limit", type=int, help="use only the first N test sentences")

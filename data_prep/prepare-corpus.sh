@@ -1,0 +1,141 @@
+#!/usr/bin/env bash
+# Your own parallel corpus, from raw text to the data-bins of every model family.
+#
+#   data_prep/prepare-corpus.sh --src SRC --tgt TGT [options] RAW_DIR OUT
+#
+# RAW_DIR holds untokenized text, one sentence a line, line i of one language the translation
+# of line i of the other: train.SRC and train.TGT, and valid.* and test.* if you have them.
+# A missing valid or test split is held out of train at random (seed 1; each min(1000, 5%)
+# of the pairs), written with the rest of train to OUT/raw. Any language pair works:
+# Moses rules tokenize every language, zh is segmented with jieba and ja with MeCab
+# (pip install 'xlpe-fairseq[zh]' / '[ja]'); languages written without spaces other than these
+# two are not segmented. OUT receives (data_prep/pipeline.sh has the details)
+#   data-bin/text   transformer, re-encoder, re-decoder, re-both
+#   data-bin/dpe    dpe: DPE target positions of train and valid from the word alignment
+#   data-bin/xlpe   xlpe-*: BTG oracle positions for train, the preorderer's for valid/test
+#   bpe/codes, preorderer.pt, recipe.env: what xlpe-translate --corpus OUT and
+#                   examples/evaluate.sh read
+# Next: examples/train.sh MODEL OUT/data-bin CHECKPOINTS, examples/evaluate.sh OUT CHECKPOINTS
+# --model MODEL, and xlpe-translate --corpus OUT --checkpoint ... for new text.
+#
+# Options (in any order, before or after the operands):
+#   --merges N            joint BPE merges (default by the training pairs P left after the
+#                         split: 5000 under 20k, 10000 under 200k as fairseq's IWSLT'14,
+#                         20000 under 1M, else 32000 as the WMT setups)
+#   --max-len N           train pairs with more tokens a side, or a length ratio over 1.5,
+#                         are dropped (default: 175 under 1M pairs as fairseq's IWSLT'14,
+#                         else 250 as its WMT'14)
+#   --lowercase           lowercase both sides (evaluation then scores lowercased text)
+#   --joined-dictionary   one dictionary for both sides (scripts that share most symbols);
+#                         examples/train.sh then shares all embeddings
+#   --workers N           processes (default: all cores)
+# The environment settings of data_prep/pipeline.sh apply too (PREORDER_EPOCHS,
+# PREORDER_DEVICE, XLPE_TRAIN_POSITIONS, ...); an option wins over its variable (MERGES,
+# MAX_LEN, LOWERCASE, JOINED_DICT, WORKERS). Steps whose outputs are newer than their inputs
+# are skipped on rerun.
+set -euo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+source "$HERE/lib.sh"
+source "$HERE/pipeline.sh"
+
+usage() {
+    echo "usage: $0 --src SRC --tgt TGT [--merges N] [--max-len N] [--lowercase]" \
+        "[--joined-dictionary] [--workers N] RAW_DIR OUT" >&2
+    exit 2
+}
+# fail MESSAGE: a one-line error
+fail() {
+    echo "prepare-corpus.sh: $*" >&2
+    exit 1
+}
+
+SRC="" TGT="" OPERANDS=()
+while [[ $# -gt 0 ]]; do
+    case $1 in
+        --src | --tgt | --merges | --max-len | --workers)
+            [[ $# -ge 2 ]] || { echo "$1 needs a value" >&2; usage; }
+            case $1 in
+                --src) SRC=$2 ;;
+                --tgt) TGT=$2 ;;
+                --merges) MERGES=$2 ;;
+                --max-len) MAX_LEN=$2 ;;
+                --workers) WORKERS=$2 ;;
+            esac
+            shift 2 ;;
+        --lowercase) LOWERCASE=1; shift ;;
+        --joined-dictionary) JOINED_DICT=1; shift ;;
+        -h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+        -*) echo "unknown option $1" >&2; usage ;;
+        *) OPERANDS+=("$1"); shift ;;
+    esac
+done
+[[ ${#OPERANDS[@]} -eq 2 ]] || usage
+[[ -n $SRC && -n $TGT ]] || { echo "--src and --tgt are required" >&2; usage; }
+[[ $SRC != "$TGT" ]] || fail "--src and --tgt are both '$SRC'"
+RAW_DIR=${OPERANDS[0]}
+OUT=${OPERANDS[1]}
+[[ -d $RAW_DIR ]] || fail "$RAW_DIR: no such folder"
+for lang in "$SRC" "$TGT"; do
+    case $lang in
+        th | lo | km | my | bo)
+            echo "prepare-corpus.sh: warning: $lang is written without spaces and no segmenter" \
+                "is wired in for it: its 'words' will be whole phrases" >&2 ;;
+    esac
+done
+
+# the splits that are there must be complete and parallel; train must be there
+[[ -e $RAW_DIR/train.$SRC || -e $RAW_DIR/train.$TGT ]] ||
+    fail "$RAW_DIR/train.$SRC and $RAW_DIR/train.$TGT: no such files (raw text, one" \
+        "sentence a line)"
+held_out=()
+for split in "${PIPELINE_SPLITS[@]}"; do
+    if [[ $split != train && ! -e $RAW_DIR/$split.$SRC && ! -e $RAW_DIR/$split.$TGT ]]; then
+        held_out+=("$split")
+        continue
+    fi
+    need_files "$RAW_DIR/$split.$SRC" "$RAW_DIR/$split.$TGT" || exit 1
+    same_line_count "$RAW_DIR/$split.$SRC" "$RAW_DIR/$split.$TGT" || exit 1
+done
+
+if ((${#held_out[@]} == 0)); then
+    RAW=$RAW_DIR
+else
+    RAW=$OUT/raw
+    mkdir -p "$RAW"
+    [[ $(cd "$RAW_DIR" && pwd) != "$(cd "$RAW" && pwd)" ]] ||
+        fail "$RAW_DIR is where the held-out splits go: keep the raw files elsewhere"
+    outputs=()
+    for split in train "${held_out[@]}"; do
+        outputs+=("$RAW/$split.$SRC" "$RAW/$split.$TGT")
+    done
+    if fresh "${outputs[@]}" -- "$RAW_DIR/train.$SRC" "$RAW_DIR/train.$TGT"; then
+        skipped "hold out ${held_out[*]}"
+    else
+        timed "hold out ${held_out[*]} (seed 1)" \
+            python -m xlpe_fairseq.preprocessing.split_corpus --source "$RAW_DIR/train.$SRC" \
+            --target "$RAW_DIR/train.$TGT" --out "$RAW" --splits "${held_out[@]}"
+    fi
+    for split in "${PIPELINE_SPLITS[@]}"; do
+        if [[ " ${held_out[*]} train " != *" $split "* ]]; then
+            ln -sfn "$(cd "$RAW_DIR" && pwd)/$split.$SRC" "$RAW/$split.$SRC"
+            ln -sfn "$(cd "$RAW_DIR" && pwd)/$split.$TGT" "$RAW/$split.$TGT"
+        fi
+    done
+fi
+
+# size-dependent defaults, from the training pairs before the length filter
+PAIRS=$(line_count "$RAW/train.$SRC")
+if [[ -z ${MERGES:-} ]]; then
+    if ((PAIRS < 20000)); then MERGES=5000
+    elif ((PAIRS < 200000)); then MERGES=10000
+    elif ((PAIRS < 1000000)); then MERGES=20000
+    else MERGES=32000
+    fi
+fi
+if [[ -z ${MAX_LEN:-} ]]; then
+    ((PAIRS < 1000000)) && MAX_LEN=175 || MAX_LEN=250
+fi
+echo "prepare-corpus.sh: $SRC-$TGT, $PAIRS training pairs: $MERGES BPE merges, at most" \
+    "$MAX_LEN tokens a side" >&2
+
+prepare_corpus "$RAW" "$OUT" "$SRC" "$TGT"

@@ -1,0 +1,95 @@
+"""xlpe-translate's options: what --corpus supplies, what wins over it, what is refused.
+(tests/test_own_corpus.py translates with trained models.)"""
+import subprocess
+import sys
+
+import pytest
+
+from xlpe_fairseq.evaluation.translate import build_parser, read_recipe_env, resolve_arguments
+from xlpe_fairseq.preprocessing.io_utils import InputError
+
+
+def corpus(tmp_path, preorderer=True):
+    out = tmp_path / "fr-en"
+    (out / "data-bin" / "text").mkdir(parents=True)
+    (out / "bpe").mkdir()
+    (out / "recipe.env").write_text("SRC=fr\nTGT=en\nLOWERCASE=1\nRAW=/data/my\\ raw\n")
+    for name in ("data-bin/text/dict.fr.txt", "data-bin/text/dict.en.txt", "bpe/codes"):
+        (out / name).write_text("")
+    if preorderer:
+        (out / "preorderer.pt").write_text("")
+    checkpoint = tmp_path / "checkpoint_best.pt"
+    checkpoint.write_text("")
+    return out, checkpoint
+
+
+def resolved(*argv):
+    args = build_parser().parse_args([str(a) for a in argv])
+    return args, resolve_arguments(args)
+
+
+def test_recipe_env_gives_languages_and_lowercasing(tmp_path):
+    out, _ = corpus(tmp_path)
+    assert read_recipe_env(out / "recipe.env") == {"SRC": "fr", "TGT": "en", "LOWERCASE": "1"}
+
+
+def test_corpus_supplies_dictionaries_codes_preorderer_and_languages(tmp_path):
+    out, checkpoint = corpus(tmp_path)
+    args, checkpoints = resolved("--corpus", out, "--checkpoint", checkpoint)
+    assert checkpoints == [str(checkpoint)]
+    assert args.data_bin == str(out / "data-bin" / "text")
+    assert args.bpe_codes == str(out / "bpe" / "codes")
+    assert args.preorderer == str(out / "preorderer.pt")
+    assert (args.source_lang, args.target_lang, args.lowercase) == ("fr", "en", True)
+
+
+def test_explicit_options_win_over_the_corpus(tmp_path):
+    out, checkpoint = corpus(tmp_path)
+    codes = tmp_path / "other.codes"
+    codes.write_text("")
+    args, _ = resolved("--corpus", out, "--checkpoint", checkpoint, "--bpe-codes", codes,
+                       "--source-lang", "en", "--target-lang", "fr")
+    assert args.bpe_codes == str(codes)
+    assert (args.source_lang, args.target_lang) == ("en", "fr")
+
+
+def test_a_corpus_without_preorderer_leaves_it_unset(tmp_path):
+    out, checkpoint = corpus(tmp_path, preorderer=False)
+    args, _ = resolved("--corpus", out, "--checkpoint", checkpoint)
+    assert args.preorderer is None
+
+
+def test_an_ensemble_is_several_checkpoints(tmp_path):
+    out, checkpoint = corpus(tmp_path)
+    other = tmp_path / "checkpoint_last.pt"
+    other.write_text("")
+    _, checkpoints = resolved("--corpus", out, "--checkpoint", f"{checkpoint}:{other}")
+    assert checkpoints == [str(checkpoint), str(other)]
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--checkpoint", "{checkpoint}"], "give --bpe-codes"),
+    (["--corpus", "{out}", "--checkpoint", "{tmp}/missing.pt"], "missing.pt: no such file"),
+    (["--corpus", "{tmp}", "--checkpoint", "{checkpoint}"], "recipe.env: no such file"),
+    (["--corpus", "{out}", "--checkpoint", "{checkpoint}", "--source-lang", "de"],
+     "dict.de.txt: no such file"),
+    (["--corpus", "{out}", "--checkpoint", "{checkpoint}", "--input", "{tmp}/none.fr"],
+     "none.fr: no such file"),
+])
+def test_missing_files_are_named(tmp_path, argv, message):
+    out, checkpoint = corpus(tmp_path)
+    argv = [a.format(out=out, checkpoint=checkpoint, tmp=tmp_path) for a in argv]
+    with pytest.raises(InputError, match=message):
+        resolved(*argv)
+
+
+def test_command_line_errors(tmp_path):
+    out, checkpoint = corpus(tmp_path)
+    command = [sys.executable, "-m", "xlpe_fairseq.evaluation.translate"]
+    usage = subprocess.run([*command, "--corpus", str(out), "--checkpoint", str(checkpoint),
+                            "--beam", "0"], capture_output=True, text=True)
+    assert usage.returncode == 2 and "--beam" in usage.stderr
+    missing = subprocess.run([*command, "--checkpoint", str(checkpoint)], capture_output=True,
+                             text=True)
+    assert missing.returncode == 1
+    assert missing.stderr.strip().splitlines()[-1].startswith("xlpe-translate: error: give")

@@ -1,0 +1,199 @@
+"""``xlpe-translate``: translate raw text with a trained model, one sentence a line.
+
+Each line goes through the steps the corpus went through: tokenization as in
+``xlpe-tokenize`` (Moses rules; jieba words for zh and MeCab words for ja; lowercased if the
+corpus was) and the corpus's BPE codes; then fairseq's generation through its hub interface
+(``GeneratorHubInterface``: batching, beam search, ensembles), where the ``translation_reorder``
+task predicts XL PE's positions from the source with the preorderer; then BPE is removed and the
+text detokenized (Moses; Chinese and Japanese words joined again). Translations come one a line
+in the input's order. Every model family works; only XL PE models need the preorderer.
+
+    xlpe-translate --corpus data/fr-en --checkpoint checkpoints/fr-en/xlpe/checkpoint_avg5.pt \\
+        < new.fr > new.en
+
+``--corpus OUT`` (the OUT of ``data_prep/prepare-corpus.sh`` or another recipe) supplies the
+dictionaries (OUT/data-bin/text), the BPE codes (OUT/bpe/codes), the preorderer
+(OUT/preorderer.pt), the languages and the lowercasing (OUT/recipe.env); an option given
+explicitly wins.
+"""
+import argparse
+import os
+import shlex
+import sys
+
+from ..help_format import HelpFormatter
+from ..preprocessing.io_utils import InputError, open_text, require_files, run_command
+from ..preprocessing.tokenize import tokenize_line
+from .bleu import detokenize
+
+
+def read_recipe_env(path):
+    """SRC, TGT and LOWERCASE of a recipe's recipe.env (lines KEY=VALUE, values shell-quoted)."""
+    settings = {}
+    with open_text(path) as f:
+        for line in f:
+            key, found, value = line.strip().partition("=")
+            if found and key in ("SRC", "TGT", "LOWERCASE"):
+                settings[key] = " ".join(shlex.split(value))
+    return settings
+
+
+def resolve_arguments(args):
+    """Fill what ``--corpus`` supplies into the options not given, and check the files.
+    Raises InputError naming what is missing."""
+    if args.corpus:
+        recipe_env = os.path.join(args.corpus, "recipe.env")
+        require_files([recipe_env])
+        settings = read_recipe_env(recipe_env)
+        args.source_lang = args.source_lang or settings.get("SRC")
+        args.target_lang = args.target_lang or settings.get("TGT")
+        args.lowercase = args.lowercase or settings.get("LOWERCASE") == "1"
+        args.data_bin = args.data_bin or os.path.join(args.corpus, "data-bin", "text")
+        args.bpe_codes = args.bpe_codes or os.path.join(args.corpus, "bpe", "codes")
+        preorderer = os.path.join(args.corpus, "preorderer.pt")
+        if not args.preorderer and os.path.isfile(preorderer):
+            args.preorderer = preorderer
+    if not args.bpe_codes:
+        raise InputError("give --bpe-codes (the corpus's bpe/codes) or --corpus")
+    checkpoints = args.checkpoint.split(os.pathsep)
+    require_files([*checkpoints, args.bpe_codes] + ([args.preorderer] if args.preorderer else [])
+                  + ([args.input] if args.input else []))
+    if args.data_bin:
+        for lang in filter(None, (args.source_lang, args.target_lang)):
+            require_files([os.path.join(args.data_bin, f"dict.{lang}.txt")])
+    return checkpoints
+
+
+def load_translator(args, checkpoints):
+    # fairseq and torch are imported here: they take seconds, which --help and a wrong
+    # argument need not wait for
+    import torch
+    from fairseq import checkpoint_utils
+    from fairseq.data.data_utils import post_process
+    from fairseq.hub_utils import GeneratorHubInterface
+
+    from .. import criterions, models, tasks  # noqa: F401  (registers the plugin with fairseq)
+
+    class RawTextTranslator(GeneratorHubInterface):
+        """fairseq's hub interface with the corpus's own tokenization, BPE and detokenization."""
+
+        def __init__(self, cfg, task, ensemble):
+            super().__init__(cfg, task, ensemble)
+            import fastBPE
+
+            self.bpe_applier = fastBPE.fastBPE(args.bpe_codes)
+
+        def tokenize(self, sentence):
+            return tokenize_line(sentence, args.source_lang, args.lowercase)
+
+        def apply_bpe(self, sentence):
+            return self.bpe_applier.apply([sentence])[0] if sentence else sentence
+
+        def remove_bpe(self, sentence):
+            return post_process(sentence, "subword_nmt")
+
+        def detokenize(self, sentence):
+            return detokenize([sentence], args.target_lang)[0]
+
+    overrides = {"preorderer": args.preorderer}
+    if args.data_bin:
+        overrides["data"] = args.data_bin
+    for key in ("source_lang", "target_lang"):
+        if getattr(args, key):
+            overrides[key] = getattr(args, key)
+    ensemble, cfg, task = checkpoint_utils.load_model_ensemble_and_task(
+        checkpoints, arg_overrides=overrides)
+    args.source_lang, args.target_lang = cfg.task.source_lang, cfg.task.target_lang
+    if getattr(task, "reorder_role", None) == "input" and not args.preorderer:
+        raise InputError(f"{checkpoints[0]} is an XL PE model: it reads reorder positions, which "
+                         "the preorderer predicts; give --preorderer PREORDERER.pt (or --corpus)")
+    cfg.dataset.batch_size = args.batch_size
+    cfg.dataset.max_tokens = None
+    translator = RawTextTranslator(cfg, task, ensemble).eval()
+    if not args.cpu and torch.cuda.is_available():
+        translator.cuda()
+    return translator
+
+
+def batches(lines, size):
+    batch = []
+    for line in lines:
+        batch.append(line.rstrip("\n"))
+        if len(batch) == size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+def translate(translator, lines, args, out):
+    """Translate ``lines`` ``--buffer-size`` at a time, writing each translation as it comes."""
+    max_source = translator.max_positions[0]
+    first = 1
+    for batch in batches(lines, args.buffer_size):
+        encoded = [translator.encode(sentence) for sentence in batch]
+        for number, tokens in enumerate(encoded, first):
+            if len(tokens) > max_source:
+                raise InputError(f"line {number}: {len(tokens)} tokens after BPE, more than the "
+                                 f"model's {max_source}")
+        hypotheses = translator.generate(encoded, beam=args.beam, lenpen=args.lenpen)
+        for best in hypotheses:
+            out.write(translator.decode(best[0]["tokens"]) + "\n")
+        out.flush()
+        first += len(batch)
+
+
+def build_parser():
+    parser = argparse.ArgumentParser(prog="xlpe-translate", description=__doc__.splitlines()[0],
+                                     formatter_class=HelpFormatter)
+    parser.add_argument("--checkpoint", required=True,
+                        help="model checkpoint (several joined by ':' translate as an ensemble)")
+    parser.add_argument("--corpus", help="the recipe's OUT folder, which supplies the defaults "
+                        "of --data-bin, --bpe-codes, --preorderer (OUT/preorderer.pt) and, from "
+                        "OUT/recipe.env, the languages and --lowercase")
+    parser.add_argument("--data-bin", help="folder with the dictionaries dict.SRC.txt and "
+                        "dict.TGT.txt (default: OUT/data-bin/text, else the training's)")
+    parser.add_argument("--bpe-codes", help="the corpus's BPE codes (default: OUT/bpe/codes)")
+    parser.add_argument("--source-lang", help="default: the corpus's, else the checkpoint's")
+    parser.add_argument("--target-lang", help="default: the corpus's, else the checkpoint's")
+    parser.add_argument("--lowercase", action="store_true",
+                        help="lowercase the input (default: if the corpus was lowercased)")
+    parser.add_argument("--preorderer", help="xlpe-preorder-train checkpoint, for XL PE models "
+                        "(default: OUT/preorderer.pt)")
+    parser.add_argument("--input", help="raw source text, one sentence a line (default: stdin)")
+    parser.add_argument("--beam", type=int, default=5, help="beam size (default: %(default)s)")
+    parser.add_argument("--lenpen", type=float, default=1.0,
+                        help="length penalty (default: %(default)s)")
+    parser.add_argument("--batch-size", type=int, default=64,
+                        help="sentences per batch (default: %(default)s)")
+    parser.add_argument("--buffer-size", type=int, default=1000,
+                        help="lines read before translating them (default: %(default)s; 1 "
+                        "translates each line as it comes)")
+    parser.add_argument("--cpu", action="store_true", help="translate on the CPU even if a GPU "
+                        "is there")
+    return parser
+
+
+def main(argv=None):
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.beam < 1 or args.batch_size < 1 or args.buffer_size < 1:
+        parser.error("--beam, --batch-size and --buffer-size must be at least 1")
+
+    def body():
+        sys.stdout.reconfigure(encoding="utf-8")
+        checkpoints = resolve_arguments(args)
+        translator = load_translator(args, checkpoints)
+        if args.input:
+            with open_text(args.input) as lines:
+                translate(translator, lines, args, sys.stdout)
+        else:
+            sys.stdin.reconfigure(encoding="utf-8")
+            translate(translator, sys.stdin, args, sys.stdout)
+
+    run_command(body, parser.prog)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

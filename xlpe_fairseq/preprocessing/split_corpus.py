@@ -1,0 +1,82 @@
+"""Hold out valid and/or test pairs of a parallel corpus, drawn at random with a fixed seed.
+
+Used by ``data_prep/prepare-corpus.sh`` when a corpus comes as one pair of files: each held-out
+split takes ``min(1000, 5%)`` of the pairs (at least 1), the rest stays for training, every
+split in the corpus's order. The same files and seed always give the same splits.
+
+    python -m xlpe_fairseq.preprocessing.split_corpus --source train.fr --target train.en \\
+        --out DIR --splits valid test
+"""
+import argparse
+import os
+import random
+import sys
+
+from .io_utils import InputError, atomic_output, check_same_line_count, read_lines, run_command
+
+MAX_HELD_OUT = 1000
+HELD_OUT_SHARE = 0.05
+
+
+def held_out_size(pairs):
+    return max(1, min(MAX_HELD_OUT, int(pairs * HELD_OUT_SHARE)))
+
+
+def split_indices(pairs, splits, seed, size=None):
+    """``{split: sorted line indices}`` for ``train`` and each held-out split."""
+    size = size or held_out_size(pairs)
+    if pairs - size * len(splits) < 1:
+        raise InputError(f"{pairs} pairs: too few to hold out {size} for each of "
+                         f"{', '.join(splits)} and keep any for training")
+    order = list(range(pairs))
+    random.Random(seed).shuffle(order)
+    chosen = {split: sorted(order[i * size:(i + 1) * size]) for i, split in enumerate(splits)}
+    chosen["train"] = sorted(order[len(splits) * size:])
+    return chosen
+
+
+def split_corpus(source, target, out, splits, seed=1, size=None):
+    """Write ``out/{train,SPLIT...}.{ext}`` with the extensions of ``source`` and ``target``."""
+    pairs = check_same_line_count([source, target])
+    chosen = split_indices(pairs, splits, seed, size)
+    for path in (source, target):
+        lines = read_lines(path)
+        extension = os.path.splitext(path)[1]
+        for split, indices in chosen.items():
+            with atomic_output(os.path.join(out, split + extension)) as f:
+                f.writelines(lines[i] + "\n" for i in indices)
+    return {split: len(indices) for split, indices in chosen.items()}
+
+
+def build_parser():
+    parser = argparse.ArgumentParser(prog="split_corpus", description=__doc__.splitlines()[0])
+    parser.add_argument("--source", required=True, help="source side, e.g. raw/train.fr")
+    parser.add_argument("--target", required=True, help="target side, e.g. raw/train.en")
+    parser.add_argument("--out", required=True,
+                        help="folder for train.LANG and SPLIT.LANG (LANG: the inputs' extensions)")
+    parser.add_argument("--splits", nargs="+", choices=["valid", "test"], default=["valid", "test"],
+                        help="held-out splits to make (default: valid test)")
+    parser.add_argument("--size", type=int,
+                        help=f"pairs in each held-out split (default: {HELD_OUT_SHARE:.0%} of the "
+                        f"pairs, at most {MAX_HELD_OUT})")
+    parser.add_argument("--seed", type=int, default=1, help="seed of the draw (default: 1)")
+    return parser
+
+
+def main(argv=None):
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if os.path.splitext(args.source)[1] == os.path.splitext(args.target)[1]:
+        parser.error("--source and --target need different language extensions")
+
+    def body():
+        counts = split_corpus(args.source, args.target, args.out, args.splits, args.seed,
+                              args.size)
+        print("== " + ", ".join(f"{split}: {n} pairs" for split, n in counts.items()),
+              file=sys.stderr)
+
+    run_command(body, parser.prog)
+
+
+if __name__ == "__main__":
+    main()
