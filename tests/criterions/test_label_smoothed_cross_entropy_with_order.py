@@ -164,20 +164,20 @@ def test_reduction_is_validated(vocab):
 def test_order_loss_is_summed_not_averaged(vocab):
     """Doubling the batch doubles the order loss, as it does the summed cross-entropy."""
     sample = fixed_batch(vocab)
+    logits = torch.randn(2, 3, len(vocab))
     predictions = torch.randn(2, 4, DIM)
-    single = make_criterion(vocab).compute_order_loss(
-        FixedOutputModel(None, predictions, vocab.pad()), (None, {"order_predictions": predictions}), sample
-    )[0]
+    single = make_criterion(vocab)(FixedOutputModel(logits, predictions, vocab.pad()), sample)[2]
+    net_input = sample["net_input"]
     doubled_sample = {
-        "net_input": {"src_tokens": sample["net_input"]["src_tokens"].repeat(2, 1)},
+        "net_input": {key: value.repeat(2, *[1] * (value.dim() - 1)) for key, value in net_input.items()},
+        "target": sample["target"].repeat(2, 1),
+        "ntokens": 2 * sample["ntokens"],
         "reorder_positions": sample["reorder_positions"].repeat(2, 1),
     }
-    doubled_predictions = predictions.repeat(2, 1, 1)
-    doubled = make_criterion(vocab).compute_order_loss(
-        FixedOutputModel(None, doubled_predictions, vocab.pad()),
-        (None, {"order_predictions": doubled_predictions}), doubled_sample,
-    )[0]
-    assert torch.allclose(doubled, 2 * single), f"{doubled} != 2 * {single}"
+    doubled_model = FixedOutputModel(logits.repeat(2, 1, 1), predictions.repeat(2, 1, 1), vocab.pad())
+    doubled = make_criterion(vocab)(doubled_model, doubled_sample)[2]
+    assert torch.allclose(doubled["order_loss"], 2 * single["order_loss"]), (
+        f"{doubled['order_loss']} != 2 * {single['order_loss']}")
 
 
 @pytest.mark.parametrize("with_positions,with_predictions", [(False, True), (True, False)])

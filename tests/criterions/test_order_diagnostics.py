@@ -23,6 +23,12 @@ class Positions:
         return self.table(positions)
 
 
+def diagnose(model, outputs, reorder, supervised, src_tokens, pad):
+    """The diagnostics of ``outputs`` with the order loss's terms computed as the criterion does."""
+    errors, targets = LabelSmoothedCrossEntropyWithOrderCriterion.order_errors(model, outputs, reorder)
+    return order_diagnostics(model, outputs, targets, errors, reorder, supervised, src_tokens, pad)
+
+
 @pytest.fixture
 def batch():
     vocab = Dictionary()
@@ -43,7 +49,7 @@ def test_own_positions_number_words_from_zero_after_left_padding(batch):
 def test_a_network_that_copies_its_own_position_is_the_baseline(batch):
     model, src_tokens, reorder, supervised, pad = batch
     copies = model.order_targets(own_positions(src_tokens, pad))
-    stats = order_diagnostics(model, copies, reorder, supervised, src_tokens, pad)
+    stats = diagnose(model, copies, reorder, supervised, src_tokens, pad)
     assert stats["order_moved_ntokens"] == 3, "three words move, the one-word sentence does not"
     assert stats["order_nearest_own"] == 3 and stats["order_nearest_target"] == 0, stats
     assert stats["order_moved_loss"].item() == pytest.approx(stats["order_moved_own_loss"].item())
@@ -57,7 +63,7 @@ def test_a_network_that_copies_its_own_position_is_the_baseline(batch):
 def test_a_network_that_learned_the_order_is_nearest_its_targets(batch):
     model, src_tokens, reorder, supervised, pad = batch
     learned = model.order_targets(reorder) + 0.01
-    stats = order_diagnostics(model, learned, reorder, supervised, src_tokens, pad)
+    stats = diagnose(model, learned, reorder, supervised, src_tokens, pad)
     assert stats["order_nearest_target"] == 3 and stats["order_nearest_own"] == 0, stats
     assert stats["order_moved_loss"].item() == pytest.approx(3 * 1e-4, rel=1e-3), "summed"
     assert stats["order_moved_loss"] < stats["order_moved_own_loss"]
@@ -69,8 +75,7 @@ def test_nearest_position_is_one_of_the_sentence_s_words(batch):
     model, src_tokens, reorder, supervised, pad = batch
     outputs = own_positions(src_tokens, pad)
     outputs[0, 0] = 3
-    stats = order_diagnostics(model, model.order_targets(outputs), reorder, supervised,
-                              src_tokens, pad)
+    stats = diagnose(model, model.order_targets(outputs), reorder, supervised, src_tokens, pad)
     assert stats["order_nearest_target"] == 1 and stats["order_nearest_own"] == 2, stats
 
 

@@ -102,7 +102,10 @@ class LabelSmoothedCrossEntropyWithOrderCriterion(LabelSmoothedCrossEntropyCrite
         }
         inputs = self.order_inputs(model, net_output, sample)
         if inputs is not None:
-            order_loss, order_ntokens = self.order_loss(model, *inputs)
+            predictions, reorder_positions, supervised = inputs
+            errors, targets = self.order_errors(model, predictions, reorder_positions)
+            order_loss = errors.masked_select(supervised).sum()
+            order_ntokens = int(supervised.sum())
             if self.order_loss_reduction == "batch-mean":
                 weighted_order_loss = order_loss / max(order_ntokens, 1)
             else:
@@ -112,7 +115,8 @@ class LabelSmoothedCrossEntropyWithOrderCriterion(LabelSmoothedCrossEntropyCrite
             logging_output["order_loss"] = order_loss.data
             logging_output["order_ntokens"] = order_ntokens
             logging_output.update(order_diagnostics(
-                model, *inputs, sample["net_input"]["src_tokens"], self.source_pad))
+                model, predictions, targets, errors.detach(), reorder_positions, supervised,
+                sample["net_input"]["src_tokens"], self.source_pad))
         logging_output["loss"] = loss.data
         if self.report_accuracy:
             n_correct, total = self.compute_accuracy(model, net_output, sample)
@@ -133,16 +137,12 @@ class LabelSmoothedCrossEntropyWithOrderCriterion(LabelSmoothedCrossEntropyCrite
         return predictions, reorder_positions, supervised
 
     @staticmethod
-    def order_loss(model, predictions, reorder_positions, supervised):
-        """Summed per-token MSE over the supervised tokens, and their number."""
-        targets = model.order_targets(reorder_positions)
-        squared_error = (predictions.float() - targets.float()).pow(2).mean(dim=-1)
-        return squared_error.masked_select(supervised).sum(), int(supervised.sum())
-
-    def compute_order_loss(self, model, net_output, sample):
-        """``order_loss`` of the batch, or None (see ``order_inputs``)."""
-        inputs = self.order_inputs(model, net_output, sample)
-        return None if inputs is None else self.order_loss(model, *inputs)
+    def order_errors(model, predictions, reorder_positions):
+        """``(errors, targets)``: each token's squared error against its target sinusoid,
+        averaged over the dimensions ``(B, T)`` (the terms of Eq. 1), and the targets
+        ``(B, T, C)``."""
+        targets = model.order_targets(reorder_positions).float()
+        return (predictions.float() - targets).pow(2).mean(dim=-1), targets
 
     @classmethod
     def reduce_metrics(cls, logging_outputs) -> None:

@@ -24,17 +24,18 @@ def own_positions(src_tokens: torch.Tensor, padding_idx: int) -> torch.Tensor:
 
 
 @torch.no_grad()
-def order_diagnostics(model, predictions, reorder_positions, supervised, src_tokens, padding_idx):
+def order_diagnostics(model, predictions, targets, errors, reorder_positions, supervised,
+                      src_tokens, padding_idx):
     """Summed statistics of one batch (see the module docstring), for fairseq's logging.
 
-    ``predictions`` ``(B, T, C)``: the DPE output; ``reorder_positions`` ``(B, T)``: target
-    positions; ``supervised`` ``(B, T)``: the tokens the order loss covers (EOS excluded).
+    ``predictions`` ``(B, T, C)``: the DPE output; ``targets`` ``(B, T, C)`` and ``errors``
+    ``(B, T)``: the target sinusoids and the order loss's per-token terms, as the criterion
+    computed them; ``reorder_positions`` ``(B, T)``: target positions; ``supervised``
+    ``(B, T)``: the tokens the order loss covers (EOS excluded).
     """
     predictions = predictions.float()
     own = own_positions(src_tokens, padding_idx)
-    targets = model.order_targets(reorder_positions).float()
     own_error = (model.order_targets(own).float() - targets).pow(2).mean(dim=-1)
-    error = (predictions - targets).pow(2).mean(dim=-1)
     moved = supervised & reorder_positions.ne(own)
 
     # the nearest sinusoid among positions 0..n-1 of each sentence (n words, EOS excluded)
@@ -48,7 +49,7 @@ def order_diagnostics(model, predictions, reorder_positions, supervised, src_tok
     return {
         "order_own_loss": own_error.masked_select(supervised).sum(),
         "order_moved_ntokens": int(moved.sum()),
-        "order_moved_loss": error.masked_select(moved).sum(),
+        "order_moved_loss": errors.masked_select(moved).sum(),
         "order_moved_own_loss": own_error.masked_select(moved).sum(),
         "order_nearest_target": int((nearest.eq(reorder_positions) & moved).sum()),
         "order_nearest_own": int((nearest.eq(own) & moved).sum()),
