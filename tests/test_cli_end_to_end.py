@@ -22,6 +22,14 @@ TINY_MODEL = [
 ]
 
 
+def assert_one_line_error(result, code, expected):
+    """The plugin's errors inside fairseq's commands: one ``PROG: error:`` line, no traceback."""
+    last = result.stderr.strip().splitlines()[-1]
+    assert result.returncode == code, f"exit {result.returncode}, expected {code}:\n{result.stderr[-2000:]}"
+    assert "Traceback" not in result.stderr, result.stderr[-3000:]
+    assert ": error: " in last and expected in last, result.stderr[-2000:]
+
+
 def run(module, *args, stdin=None, expect_failure=False):
     env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONWARNINGS": "ignore"}
     result = subprocess.run([sys.executable, "-m", module, *map(str, args)], input=stdin,
@@ -175,7 +183,23 @@ def test_dpe_training_without_train_reorder_file_fails_clearly(data_bin, tmp_pat
     bare = linked_data_bin(data_bin, tmp_path / "bare", keep=lambda name: ".reorder." not in name)
     out = run("fairseq_cli.train", *training_args(bare, "dpe", tmp_path / "ckpt", max_update=1),
               expect_failure=True)
-    assert "train.reorder.xx-yy.bin/.idx not found" in out.stderr, out.stderr[-2000:]
+    assert_one_line_error(out, 1, "train.reorder.xx-yy.bin/.idx not found")
+
+
+def test_positions_of_another_split_stop_training_in_one_line(data_bin, tmp_path):
+    raw = data_bin.parent / "raw"
+    swapped = linked_data_bin(data_bin, tmp_path / "swapped", keep=lambda name: ".reorder." not in name)
+    binarize_positions(raw / "valid.reorder", raw / "valid.xx", swapped, "train")
+    out = run("fairseq_cli.train", *training_args(swapped, "dpe", tmp_path / "ckpt", max_update=1),
+              expect_failure=True)
+    assert_one_line_error(out, 1, "train.reorder.xx-yy.bin: 20 lines, but the source train split "
+                                  "has 300 sentences")
+
+
+def test_a_plugin_option_out_of_range_is_a_command_line_error(data_bin, tmp_path):
+    out = run("fairseq_cli.train", *training_args(data_bin, "dpe", tmp_path / "ckpt", max_update=1),
+              "--order-lambda", "2", expect_failure=True)
+    assert_one_line_error(out, 2, "--order-lambda must be in [0, 1], got 2.0")
 
 
 @pytest.fixture(scope="module")
@@ -222,7 +246,7 @@ def test_xlpe_without_positions_or_preorderer_fails_clearly(data_bin, xlpe_run):
     out = run("fairseq_cli.generate", data_bin, "--user-dir", USER_DIR, "--task",
               "translation_reorder", "--path", checkpoint, "--gen-subset", "test",
               expect_failure=True)
-    assert "test.reorder.xx-yy.bin/.idx not found" in out.stderr, out.stderr[-2000:]
+    assert_one_line_error(out, 1, "test.reorder.xx-yy.bin/.idx not found")
     assert "--preorderer" in out.stderr
 
 

@@ -45,3 +45,6 @@ logging.getLogger("fairseq.tasks.text_to_speech").addFilter(_DropTensorboardXHin
 # data-preparation commands import only their own modules and skip fairseq's ~4 s start-up.
 if "fairseq" in sys.modules:
     from . import criterions, models, tasks  # noqa: E402,F401
+    from .plugin_errors import report_plugin_errors  # noqa: E402
+
+    sys.excepthook = report_plugin_errors(sys.excepthook)

@@ -32,6 +32,7 @@ from fairseq.modules import transformer_layer
 from torch import nn
 
 from ..modules import SinusoidalPositionsAt
+from ..plugin_errors import OptionError
 
 ENCODER_INPUTS = ("position_and_dpe", "dpe_only")
 OUTPUTS = ("layers", "residual")
@@ -43,15 +44,15 @@ class DynamicPositionEncoder(TransformerEncoder):
     def __init__(self, args, dictionary, embed_tokens):
         super().__init__(args, dictionary, embed_tokens)
         if args.encoder_learned_pos or args.no_token_positional_embeddings:
-            raise ValueError(
+            raise OptionError(
                 "transformer_dpe supervises r_i with sinusoidal positions: it needs them as "
                 "the encoder's positions too (drop --encoder-learned-pos and "
                 "--no-token-positional-embeddings)"
             )
         if args.dpe_encoder_input not in ENCODER_INPUTS:
-            raise ValueError(f"--dpe-encoder-input must be one of {ENCODER_INPUTS}")
+            raise OptionError(f"--dpe-encoder-input must be one of {ENCODER_INPUTS}")
         if args.dpe_output not in OUTPUTS:
-            raise ValueError(f"--dpe-output must be one of {OUTPUTS}")
+            raise OptionError(f"--dpe-output must be one of {OUTPUTS}")
         self.keep_input_position = args.dpe_encoder_input == "position_and_dpe"
         self.dpe_layers = nn.ModuleList(
             [transformer_layer.TransformerEncoderLayerBase(self.cfg) for _ in range(args.dpe_layers)]

@@ -44,6 +44,7 @@ from ..modules import (
     ShawRelativePositions,
     T5RelativeBias,
 )
+from ..plugin_errors import OptionError
 from .layer_wrapping import wrap_layer
 
 STACKS = ("encoder", "decoder", "both", "none")
@@ -74,7 +75,7 @@ class PositionalDecoderLayer(TransformerDecoderLayerBase):
 
     def __init__(self, cfg, make_scheme: SchemeFactory, no_encoder_attn: bool = False):
         if cfg.cross_self_attention:
-            raise ValueError("relative positions need the decoder's plain self-attention: "
+            raise OptionError("relative positions need the decoder's plain self-attention: "
                              "drop --cross-self-attention")
         self.make_scheme = make_scheme
         super().__init__(cfg, no_encoder_attn=no_encoder_attn)
@@ -90,7 +91,7 @@ class PositionalDecoderLayer(TransformerDecoderLayerBase):
 
 def _check_no_xformers(cfg, side: str):
     if getattr(cfg, side).xformers_att_config is not None:
-        raise ValueError(f"relative positions compute attention themselves: drop "
+        raise OptionError(f"relative positions compute attention themselves: drop "
                          f"--{side}-xformers-att-config")
 
 
@@ -159,7 +160,7 @@ class PositionalTransformerModel(TransformerModel):
     def build_model(cls, args, task):
         for flag in ("relative_positions_in", "absolute_positions"):
             if getattr(args, flag) not in STACKS:
-                raise ValueError(f"--{flag.replace('_', '-')} must be one of {STACKS}, "
+                raise OptionError(f"--{flag.replace('_', '-')} must be one of {STACKS}, "
                                  f"got {getattr(args, flag)!r}")
         return super().build_model(args, task)
 
@@ -294,7 +295,7 @@ def add_self_attention_positions(model, args):
     if args.self_attention_positions == "none":
         return
     if args.self_attention_positions not in POSITION_MODELS:
-        raise ValueError(f"--self-attention-positions must be none or one of "
+        raise OptionError(f"--self-attention-positions must be none or one of "
                          f"{tuple(POSITION_MODELS)}, got {args.self_attention_positions!r}")
     for scheme_defaults in (_relpe_defaults, _rope_defaults, _t5_defaults):
         scheme_defaults(args, stacks=False)

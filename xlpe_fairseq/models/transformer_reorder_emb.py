@@ -48,6 +48,7 @@ from fairseq.modules.transformer_layer import (
 )
 from torch import Tensor, nn
 
+from ..plugin_errors import OptionError
 from .layer_wrapping import wrap_layer
 from .transformer_positions import (
     add_self_attention_positions,
@@ -92,7 +93,7 @@ class ReorderingEmbedding(nn.Module):
 
 def _reject_pre_norm(normalize_before: bool, side: str):
     if normalize_before:
-        raise ValueError(
+        raise OptionError(
             f"transformer_reorder_emb follows Eq. 9 of Chen et al. (2019), which is post-norm: "
             f"drop --{side}-normalize-before, or keep REs off the {side} (--reorder-emb)"
         )
@@ -100,7 +101,7 @@ def _reject_pre_norm(normalize_before: bool, side: str):
 
 def _reject_unsupported_positions(cfg, side: str, learned_pos: bool):
     if learned_pos or cfg.no_token_positional_embeddings:
-        raise ValueError(
+        raise OptionError(
             f"Reordering Embeddings gate the sinusoidal PE (Eq. 7): the {side} needs them as "
             f"its positions (drop --{side}-learned-pos and --no-token-positional-embeddings)"
         )
@@ -174,7 +175,7 @@ class ReorderEmbDecoderLayer(TransformerDecoderLayerBase):
             if getattr(cfg, name, False)
         ]
         if unsupported:
-            raise ValueError(f"transformer_reorder_emb's decoder does not support {unsupported}")
+            raise OptionError(f"transformer_reorder_emb's decoder does not support {unsupported}")
         super().__init__(cfg, no_encoder_attn=no_encoder_attn)
         self.reorder_emb = ReorderingEmbedding(self.embed_dim, gated, export=cfg.export)
 
@@ -263,7 +264,7 @@ class ReorderEmbDecoder(TransformerDecoder):
         cfg = TransformerConfig.from_namespace(args)
         _reject_unsupported_positions(cfg, "decoder", cfg.decoder.learned_pos)
         if cfg.base_layers:
-            raise ValueError("transformer_reorder_emb's decoder does not support --base-layers")
+            raise OptionError("transformer_reorder_emb's decoder does not support --base-layers")
         super().__init__(args, dictionary, embed_tokens, no_encoder_attn=no_encoder_attn)
 
     def build_decoder_layer(self, cfg, no_encoder_attn=False):
@@ -319,9 +320,9 @@ class TransformerReorderEmbModel(TransformerModel):
     def build_model(cls, args, task):
         transformer_reorder_emb(args)
         if args.reorder_emb not in STACKS:
-            raise ValueError(f"--reorder-emb must be one of {STACKS}")
+            raise OptionError(f"--reorder-emb must be one of {STACKS}")
         if args.reorder_emb_mode not in MODES:
-            raise ValueError(f"--reorder-emb-mode must be one of {MODES}")
+            raise OptionError(f"--reorder-emb-mode must be one of {MODES}")
         model = super().build_model(args, task)
         add_self_attention_positions(model, args)
         return model

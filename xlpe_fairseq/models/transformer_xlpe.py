@@ -43,6 +43,7 @@ from torch import Tensor, nn
 
 from ..data.reorder_dataset import ReorderPositionsError
 from ..modules import SinusoidalPositionsAt
+from ..plugin_errors import OptionError
 from .layer_wrapping import wrap_layer
 from .transformer_positions import (
     add_self_attention_positions,
@@ -212,26 +213,26 @@ class HeadXLEncoderLayer(TransformerEncoderLayerBase):
 def validate_xlpe_args(args):
     """Fail at build time, naming the flag, rather than deep inside a forward pass."""
     if args.xlpe_mode not in XLPE_MODES:
-        raise ValueError(f"--xlpe-mode must be one of {XLPE_MODES}, got {args.xlpe_mode!r}")
+        raise OptionError(f"--xlpe-mode must be one of {XLPE_MODES}, got {args.xlpe_mode!r}")
     heads = args.encoder_attention_heads
     if args.xlpe_mode != "inxl" and not 0 <= args.xlpe_heads <= heads:
-        raise ValueError(
+        raise OptionError(
             f"--xlpe-heads (tau) must be between 0 and --encoder-attention-heads ({heads}), "
             f"got {args.xlpe_heads}"
         )
     if args.xlpe_mode != "inxl" and args.encoder_layers < 1:
-        raise ValueError(
+        raise OptionError(
             f"--xlpe-mode {args.xlpe_mode} puts PE_XL into the first encoder layer's "
             "self-attention, and --encoder-layers is 0; an encoder-free model takes "
             "--xlpe-mode inxl"
         )
     if args.xlpe_mode == "combination" and args.xlpe_heads == 0:
-        raise ValueError(
+        raise OptionError(
             "--xlpe-mode combination with --xlpe-heads 0 never uses PE_IN (U and V would get "
             "no gradient); use --xlpe-mode headxl for the plain Transformer"
         )
     if args.encoder_learned_pos or args.no_token_positional_embeddings:
-        raise ValueError(
+        raise OptionError(
             "transformer_xlpe reads PE_XL from the sinusoid table of the encoder's absolute "
             "positions (Ding et al. 2020, Eq. 6): drop --encoder-learned-pos and "
             "--no-token-positional-embeddings"
@@ -372,7 +373,7 @@ class TransformerXLPEModel(TransformerModel):
     def build_model(cls, args, task):
         transformer_xlpe(args)
         if args.self_attention_positions != "none" and args.xlpe_mode != "inxl":
-            raise ValueError(
+            raise OptionError(
                 f"--self-attention-positions {args.self_attention_positions} takes "
                 f"--xlpe-mode inxl: {args.xlpe_mode} splits the first encoder layer's heads "
                 "between two inputs in its own attention (Eq. 9-11), which has no place for "

@@ -32,6 +32,8 @@ from fairseq import utils
 from fairseq.modules import MultiheadAttention
 from torch import Tensor, nn
 
+from ..plugin_errors import OptionError
+
 
 def relative_distances(query_len: int, key_len: int, device=None) -> Tensor:
     """``(T, S)`` LongTensor of ``j - i``: key position minus query position, where the ``T``
@@ -71,7 +73,7 @@ class ShawRelativePositions(RelativePositionScheme):
     def __init__(self, head_dim: int, max_relative_positions: int, values: bool):
         super().__init__()
         if max_relative_positions < 1:
-            raise ValueError(
+            raise OptionError(
                 f"--max-relative-positions must be at least 1, got {max_relative_positions}"
             )
         self.max_relative_positions = max_relative_positions
@@ -111,7 +113,7 @@ class RotaryPositions(RelativePositionScheme):
     def __init__(self, head_dim: int, base: float = 10000.0):
         super().__init__()
         if head_dim % 2:
-            raise ValueError(f"rotary positions need an even head dimension, got {head_dim}")
+            raise OptionError(f"rotary positions need an even head dimension, got {head_dim}")
         self.register_buffer(
             "inv_freq", base ** (-torch.arange(0, head_dim, 2).double() / head_dim),
             persistent=False,

@@ -36,6 +36,7 @@ from ..data.reorder_dataset import (
     load_reorder_positions,
     reorder_prefix,
 )
+from ..plugin_errors import MissingReorderPositionsError, OptionError
 
 logger = logging.getLogger(__name__)
 
@@ -78,7 +79,7 @@ class TranslationReorderTask(TranslationTask):
     def __init__(self, cfg, src_dict, tgt_dict):
         super().__init__(cfg, src_dict, tgt_dict)
         if not 0.0 <= cfg.reorder_noise <= 1.0:
-            raise ValueError(f"--reorder-noise must be in [0, 1], got {cfg.reorder_noise}")
+            raise OptionError(f"--reorder-noise must be in [0, 1], got {cfg.reorder_noise}")
         self.reorder_role = None
         self.preorderer = None
         if cfg.preorderer:
@@ -141,7 +142,7 @@ class TranslationReorderTask(TranslationTask):
         )
         if needed:
             prefix = reorder_prefix(data_path, split, self.cfg.source_lang, self.cfg.target_lang)
-            raise FileNotFoundError(
+            raise MissingReorderPositionsError(
                 f"{prefix}.bin/.idx not found: this model needs reorder positions for the "
                 f"{split!r} split. Write {split}.reorder with xlpe-reorder (training) or "
                 f"xlpe-preorder (any split) and binarize it with `xlpe-binarize --split "
