@@ -22,8 +22,9 @@ $(STAMP): setup.py constraints.txt
 	$(PIP_INSTALL) -e ".[test]"
 	touch $@
 
+# one test process per core; a file's tests stay in one process, which builds its fixtures once
 test: $(STAMP)
-	$(BIN)/python -m pytest tests -q
+	$(BIN)/python -m pytest tests -q -n auto --dist loadfile
 
 demo: $(STAMP)
 	PATH="$(abspath $(BIN)):$$PATH" bash examples/demo.sh $(DEMO_ARGS)

@@ -63,7 +63,7 @@ setup(
         "zh": ["jieba"],
         "ja": ["fugashi", "unidic-lite", "sacrebleu[ja]>=2.0"],
         "ko": ["sacrebleu[ko]>=2.0"],
-        "test": ["pytest", "hypothesis", "jieba", "fugashi", "unidic-lite", "sacrebleu[ja,ko]>=2.0"],
+        "test": ["pytest", "pytest-xdist", "hypothesis", "jieba", "fugashi", "unidic-lite", "sacrebleu[ja,ko]>=2.0"],
     },
     entry_points={"console_scripts": CONSOLE_SCRIPTS},
 )
