@@ -113,6 +113,21 @@ def test_translate_raw_text_as_generate_translates_the_test_set(trained, model):
     assert "tok:ja-mecab" in score(translations, references, bleu_tokenizer("ja"))["bleu_signature"]
 
 
+def test_translate_prints_no_warnings_or_fairseq_logs(trained):
+    """Only translations on stdout; on stderr nothing a user cannot act on (the user's shell
+    has no PYTHONWARNINGS)."""
+    out, root, _ = trained
+    env = {k: v for k, v in ENV.items() if k not in ("PYTHONWARNINGS", "TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD")}
+    result = subprocess.run(
+        [sys.executable, "-m", "xlpe_fairseq.evaluation.translate", "--corpus", str(out),
+         "--checkpoint", str(root / "transformer" / "checkpoint_best.pt"), "--cpu"],
+        input="This is a test .\n", env=env, capture_output=True, text=True, cwd=ROOT)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert len(result.stdout.splitlines()) == 1, result.stdout
+    noise = [line for line in result.stderr.splitlines() if "Warning" in line or "INFO" in line]
+    assert not noise, "xlpe-translate printed:\n" + result.stderr[-3000:]
+
+
 def test_fairseq_interactive_as_documented_translates_raw_text(trained, tmp_path):
     """docs/own-corpus.md's fairseq-interactive command: Moses with the pipeline's settings and
     the corpus's BPE turn raw English into the same output as xlpe-translate."""

@@ -27,6 +27,8 @@ _UNACTIONABLE_WARNINGS = [
     r"'pin_memory' argument is set as true but no accelerator is found",
     r"`torch\.cuda\.amp\.autocast\(args\.\.\.\)` is deprecated",
     r"Support for mismatched key_padding_mask and attn_mask is deprecated",
+    # torch, on fairseq's checkpoint loading: the plugin sets the variable itself (see above)
+    r"Environment variable TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD detected",
 ]
 for _message in _UNACTIONABLE_WARNINGS:
     warnings.filterwarnings("ignore", message=_message)

@@ -17,6 +17,7 @@ dictionaries (OUT/data-bin/text), the BPE codes (OUT/bpe/codes), the preorderer
 explicitly wins.
 """
 import argparse
+import logging
 import os
 import shlex
 import sys
@@ -73,6 +74,10 @@ def load_translator(args, checkpoints):
     from fairseq.hub_utils import GeneratorHubInterface
 
     from .. import criterions, models, tasks  # noqa: F401  (registers the plugin with fairseq)
+
+    # fairseq logs its dictionaries and batching at INFO; a translation command prints only
+    # translations and errors
+    logging.getLogger("fairseq").setLevel(logging.WARNING)
 
     class RawTextTranslator(GeneratorHubInterface):
         """fairseq's hub interface with the corpus's own tokenization, BPE and detokenization."""
