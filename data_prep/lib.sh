@@ -54,6 +54,19 @@ cross_fit_train_positions() {
     fi
 }
 
+# reorder_positions METHOD BPE SPLIT SRC TGT OUTPUT: SPLIT's oracle positions (xlpe-reorder
+# --method METHOD) from BPE/SPLIT.{SRC,TGT} and BPE/SPLIT.align into OUTPUT.
+reorder_positions() {
+    local method=$1 bpe=$2 split=$3 src=$4 tgt=$5 output=$6
+    if fresh "$output" -- "$bpe/$split.$src" "$bpe/$split.$tgt" "$bpe/$split.align"; then
+        skipped "reorder $split ($method)"
+    else
+        timed "reorder $split ($method)" xlpe-reorder --method "$method" \
+            --source "$bpe/$split.$src" --target "$bpe/$split.$tgt" \
+            --alignment "$bpe/$split.align" --output "$output" --workers "$WORKERS"
+    fi
+}
+
 # Expected checksums, one `ALGORITHM  HEX  FILENAME` line each (sha256 or md5), keyed by the
 # file name the recipes save a download under. Next to this file so every recipe shares it.
 CHECKSUMS_FILE=${CHECKSUMS_FILE:-$(dirname "${BASH_SOURCE[0]}")/checksums.txt}

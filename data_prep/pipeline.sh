@@ -123,15 +123,7 @@ align_all() {
 
 # reorder METHOD SPLIT OUT SRC TGT: oracle positions bpe/SPLIT.METHOD.reorder.
 reorder() {
-    local method=$1 split=$2 bpe=$3/bpe src=$4 tgt=$5
-    local dest=$bpe/$split.$method.reorder
-    if fresh "$dest" -- "$bpe/$split.$src" "$bpe/$split.$tgt" "$bpe/$split.align"; then
-        skipped "reorder $split ($method)"
-    else
-        timed "reorder $split ($method)" xlpe-reorder --method "$method" \
-            --source "$bpe/$split.$src" --target "$bpe/$split.$tgt" \
-            --alignment "$bpe/$split.align" --output "$dest" --workers "$WORKERS"
-    fi
+    reorder_positions "$1" "$3/bpe" "$2" "$4" "$5" "$3/bpe/$2.$1.reorder"
 }
 
 # preorder OUT SRC: train the source-only preorderer on the BTG oracle, predict valid/test.

@@ -121,22 +121,10 @@ else
     timed "align ${ALIGN_SPLITS[*]}" align_splits "${ALIGN_SPLITS[@]}"
 fi
 
-# reorder_split METHOD SPLIT OUTPUT: SPLIT's reorder positions from its alignment.
-reorder_split() {
-    local method=$1 split=$2 output=$3
-    if fresh "$output" -- "$BPE/$split.$SRC" "$BPE/$split.$TGT" "$BPE/$split.align"; then
-        skipped "reorder $split ($method)"
-    else
-        timed "reorder $split ($method)" xlpe-reorder --method "$method" \
-            --source "$BPE/$split.$SRC" --target "$BPE/$split.$TGT" \
-            --alignment "$BPE/$split.align" --output "$output" --workers "$WORKERS"
-    fi
-}
-
 # 4. DPE reorder positions: train's supervise the order loss; valid's measure it on held-out
 #    text. Test needs none (DPE takes no side input).
 for split in train valid; do
-    reorder_split dpe "$split" "$BPE/$split.reorder"
+    reorder_positions dpe "$BPE" "$split" "$SRC" "$TGT" "$BPE/$split.reorder"
 done
 
 # 5. fairseq binarization. Separate dictionaries: Hebrew and English share no symbols, so a
@@ -174,7 +162,7 @@ echo "== done: $BIN (gold word alignments: $CORPUS/{valid,test}.gold.align)" >&2
 # 6. XL PE. Training takes pos_XL from a BTG tree consistent with the alignment; valid and
 #    test, as any new source text, from the source-only preorderer trained on those trees.
 for split in "${SPLITS[@]}"; do
-    reorder_split btg "$split" "$BPE/$split.btg.reorder"
+    reorder_positions btg "$BPE" "$split" "$SRC" "$TGT" "$BPE/$split.btg.reorder"
 done
 
 PREORDERER=$OUT/preorderer.pt

@@ -85,7 +85,7 @@ class LabelSmoothedCrossEntropyWithOrderCriterion(LabelSmoothedCrossEntropyCrite
             raise OptionError(f"--order-lambda must be in [0, 1], got {order_lambda}")
         if str(order_loss_reduction) not in ORDER_LOSS_REDUCTIONS:
             raise OptionError(f"--order-loss-reduction must be one of {ORDER_LOSS_REDUCTIONS}, "
-                             f"got {order_loss_reduction!r}")
+                              f"got {order_loss_reduction!r}")
         self.order_lambda = order_lambda
         self.order_loss_reduction = str(order_loss_reduction)
         self.source_eos = task.source_dictionary.eos()

@@ -76,7 +76,7 @@ class PositionalDecoderLayer(TransformerDecoderLayerBase):
     def __init__(self, cfg, make_scheme: SchemeFactory, no_encoder_attn: bool = False):
         if cfg.cross_self_attention:
             raise OptionError("relative positions need the decoder's plain self-attention: "
-                             "drop --cross-self-attention")
+                              "drop --cross-self-attention")
         self.make_scheme = make_scheme
         super().__init__(cfg, no_encoder_attn=no_encoder_attn)
 
@@ -92,7 +92,7 @@ class PositionalDecoderLayer(TransformerDecoderLayerBase):
 def _check_no_xformers(cfg, side: str):
     if getattr(cfg, side).xformers_att_config is not None:
         raise OptionError(f"relative positions compute attention themselves: drop "
-                         f"--{side}-xformers-att-config")
+                          f"--{side}-xformers-att-config")
 
 
 class PositionalEncoder(TransformerEncoder):
@@ -161,7 +161,7 @@ class PositionalTransformerModel(TransformerModel):
         for flag in ("relative_positions_in", "absolute_positions"):
             if getattr(args, flag) not in STACKS:
                 raise OptionError(f"--{flag.replace('_', '-')} must be one of {STACKS}, "
-                                 f"got {getattr(args, flag)!r}")
+                                  f"got {getattr(args, flag)!r}")
         return super().build_model(args, task)
 
     @classmethod
@@ -296,7 +296,7 @@ def add_self_attention_positions(model, args):
         return
     if args.self_attention_positions not in POSITION_MODELS:
         raise OptionError(f"--self-attention-positions must be none or one of "
-                         f"{tuple(POSITION_MODELS)}, got {args.self_attention_positions!r}")
+                          f"{tuple(POSITION_MODELS)}, got {args.self_attention_positions!r}")
     for scheme_defaults in (_relpe_defaults, _rope_defaults, _t5_defaults):
         scheme_defaults(args, stacks=False)
     position_model = POSITION_MODELS[args.self_attention_positions]
