@@ -484,3 +484,74 @@ def test_sigterm_removes_partial_outputs_and_temporary_folders(tmp_path):
     assert process.returncode == 128 + signal.SIGTERM, stderr
     assert "Traceback" not in stderr, stderr
     assert os.listdir(out) == [], f"left behind: {os.listdir(out)}"
+
+
+def tokenize_command(tmp_path, prelude=""):
+    """A tokenize run with two workers on a large file, optionally after some Python code."""
+    source = tmp_path / "in.en"
+    source.write_text("The quick brown fox jumps over the lazy dog.\n" * 200000)
+    (tmp_path / "out").mkdir()
+    code = prelude + "from xlpe_fairseq.preprocessing.tokenize import main; main()"
+    return [sys.executable, "-c", code, "--lang", "en", "--input", str(source), "--output",
+            str(tmp_path / "out" / "tok.en"), "--workers", "2", "--chunk-size", "1000"]
+
+
+def children_of(pid):
+    """Process ids whose parent is ``pid``, read from /proc."""
+    children = []
+    for entry in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{entry}/stat") as stat_file:
+                fields = stat_file.read().rsplit(")", 1)[1].split()
+        except (FileNotFoundError, ProcessLookupError):  # it ended meanwhile
+            continue
+        if fields[1] == str(pid):
+            children.append(int(entry))
+    return children
+
+
+def alive(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as stat_file:
+            return stat_file.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def test_sigterm_while_the_workers_fork_is_not_dropped(tmp_path):
+    """The signal lands inside Python's at-fork hooks, where an exception is printed and
+    dropped: the command must still end with 143, nothing written and no worker left."""
+    prelude = ("import os, signal; os.register_at_fork(after_in_parent=lambda: "
+               "os.kill(os.getpid(), signal.SIGTERM)); ")
+    process = subprocess.Popen(tokenize_command(tmp_path, prelude), stderr=subprocess.PIPE,
+                               text=True)
+    workers = []
+    deadline = time.monotonic() + 60
+    while process.poll() is None and time.monotonic() < deadline:
+        workers = children_of(process.pid) or workers
+        time.sleep(0.05)
+    stderr = process.communicate(timeout=60)[1]
+    assert process.returncode == 128 + signal.SIGTERM, stderr
+    assert "Traceback" not in stderr and "Exception ignored" not in stderr, stderr
+    assert os.listdir(tmp_path / "out") == [], f"left behind: {os.listdir(tmp_path / 'out')}"
+    time.sleep(1)
+    assert not [pid for pid in workers if alive(pid)], "a worker outlived the command"
+
+
+def test_workers_die_with_a_command_killed_by_sigkill(tmp_path):
+    """SIGKILL cannot be handled, but the workers must not wait for work forever."""
+    process = subprocess.Popen(tokenize_command(tmp_path), stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while len(children_of(process.pid)) < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    workers = children_of(process.pid)
+    assert len(workers) == 2, f"expected 2 workers, found {workers}"
+    process.kill()
+    process.wait(timeout=60)
+    deadline = time.monotonic() + 10
+    while [pid for pid in workers if alive(pid)] and time.monotonic() < deadline:
+        time.sleep(0.1)
+    survivors = [pid for pid in workers if alive(pid)]
+    for pid in survivors:
+        os.kill(pid, signal.SIGKILL)
+    assert not survivors, f"workers {survivors} outlived their killed command"

@@ -15,11 +15,13 @@ its partner in a parallel file. A UTF-8 byte-order mark at the start of a file i
 Outputs (``check_outputs``, ``atomic_output``) are checked before any work: never an input,
 never a directory, a device, a FIFO or a socket (a symlink is written through, to the file it
 points to), in a directory that can be written. They appear atomically, and the commands run
-by ``run_command`` remove their temporary files on SIGTERM and SIGHUP too.
+by ``run_command`` remove their temporary files on SIGTERM and SIGHUP too, and the workers of
+``parallel_imap`` never outlive the command.
 """
 import argparse
 import collections
 import contextlib
+import ctypes
 import glob
 import itertools
 import multiprocessing
@@ -420,22 +422,42 @@ def parallel_imap(func, chunks, workers, total=None, desc="", unit="lines", size
         # instead of waiting for its result forever.
         window = 2 * workers
         before = set(multiprocessing.active_children())
-        executor = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"))
+        executor = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"),
+                                       initializer=_exit_with_parent, initargs=(os.getpid(),))
         try:
             pending = collections.deque()
             for chunk in chunks:
                 if len(pending) >= window:
                     yield _collect(pending.popleft(), bar, size)
-                pending.append(executor.submit(func, chunk))
+                with termination_deferred():  # the first submit forks the workers
+                    pending.append(executor.submit(func, chunk))
             while pending:
                 yield _collect(pending.popleft(), bar, size)
         except BaseException:
-            # stop at once: the running chunks' results are not wanted any more
-            executor.shutdown(wait=False, cancel_futures=True)
-            for process in set(multiprocessing.active_children()) - before:
-                process.terminate()
+            with termination_deferred():
+                # stop at once: the running chunks' results are not wanted any more
+                executor.shutdown(wait=False, cancel_futures=True)
+                for process in set(multiprocessing.active_children()) - before:
+                    process.terminate()
+                # join the executor's manager thread (quick, its workers are gone): left
+                # running, it closes its wake-up pipe while Python 3.11's exit hook may write
+                # to it, which prints an OSError traceback after a SIGTERM
+                executor.shutdown(wait=True)
             raise
         executor.shutdown()
+
+
+_PR_SET_PDEATHSIG = 1
+
+
+def _exit_with_parent(parent_pid):
+    """Worker initializer: a worker dies with the command's process, even one killed by
+    SIGKILL, instead of waiting for work forever (Linux; elsewhere only a worker whose parent
+    is already gone exits)."""
+    if sys.platform.startswith("linux"):
+        ctypes.CDLL(None).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != parent_pid:
+        os._exit(1)
 
 
 def _collect(future, bar, size):
@@ -453,6 +475,29 @@ class Terminated(SystemExit):
     the way out; the exit status is the shell's 128 + signal number."""
 
 
+_deferred_termination = {"depth": 0, "signal": None}
+
+
+@contextlib.contextmanager
+def termination_deferred():
+    """Hold a SIGTERM or SIGHUP that ``run_command`` turns into ``Terminated`` until the block
+    ends, then raise it.
+
+    Forking runs Python's at-fork hooks: ``Terminated`` raised inside one is printed and
+    dropped (the command would go on and exit 0), and one raised just after the fork leaves a
+    worker that nobody terminates.
+    """
+    _deferred_termination["depth"] += 1
+    try:
+        yield
+    finally:
+        _deferred_termination["depth"] -= 1
+        signum = _deferred_termination["signal"]
+        if not _deferred_termination["depth"] and signum is not None:
+            _deferred_termination["signal"] = None
+            raise Terminated(128 + signum)
+
+
 def run_command(main_body, prog):
     """Run a command body, turning bad-input and tool errors into a message and exit status 1
     (argparse keeps status 2 for a wrong command line)."""
@@ -462,6 +507,9 @@ def run_command(main_body, prog):
         if os.getpid() != main_pid:  # a forked worker: die as the signal says
             signal.signal(signum, signal.SIG_DFL)
             os.kill(os.getpid(), signum)
+        if _deferred_termination["depth"]:
+            _deferred_termination["signal"] = signum
+            return
         raise Terminated(128 + signum)
 
     # only the main thread may set handlers (a command called from another thread keeps
