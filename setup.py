@@ -56,6 +56,9 @@ setup(
         "fastBPE",
         "eflomal>=2.0",
         "matplotlib",
+        # fairseq logs "Please install tensorboardX" at import, in every command, without it
+        # (and uses it for --tensorboard-logdir)
+        "tensorboardX",
     ],
     extras_require={
         # word segmenters of the pipeline (Chinese, Japanese) and the MeCab of sacreBLEU's

@@ -1,5 +1,5 @@
 """Warnings a user cannot act on (hydra's deprecations as fairseq calls it, fairseq's CPU data
-loader and autocast calls, the tensorboardX hint) do not reach the terminal."""
+loader and autocast calls, fairseq's tensorboardX hint) do not reach the terminal."""
 import os
 import subprocess
 import sys
@@ -18,9 +18,11 @@ def run_python(*args, cwd=None):
                           env=env, cwd=cwd)
 
 
-def test_xlpe_commands_do_not_ask_for_tensorboardx():
-    # what an xlpe-* command that uses fairseq does: this package first, then fairseq's tasks
-    result = run_python("-c", "import xlpe_fairseq, fairseq.tasks")
+def test_fairseq_commands_do_not_ask_for_tensorboardx():
+    # what fairseq's own commands do before --user-dir loads the plugin: log at INFO, then
+    # import fairseq's tasks (the installed tensorboardX answers the text-to-speech task's hint)
+    result = run_python("-c", "import logging; logging.basicConfig(level=logging.INFO); "
+                        "import fairseq.tasks")
     assert result.returncode == 0, result.stderr
     assert "tensorboardX" not in result.stdout + result.stderr, result.stdout + result.stderr
 

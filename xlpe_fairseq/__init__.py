@@ -4,7 +4,6 @@ Load it with ``--user-dir <path>/xlpe_fairseq`` to get the ``translation_reorder
 ``label_smoothed_cross_entropy_with_order`` criterion and the ``transformer_xlpe`` /
 ``transformer_dpe`` / ``transformer_reorder_emb`` models.
 """
-import logging
 import os
 import sys
 import warnings
@@ -13,9 +12,9 @@ import warnings
 # weights_only default, which breaks fairseq-generate, -interactive and --restore-file.
 os.environ.setdefault("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "1")
 
-# Messages from fairseq and its stack that a user of this plugin cannot act on. fairseq's own
-# commands load the plugin (--user-dir) after importing fairseq.tasks, so there the tensorboardX
-# line, logged at that import, still shows; the xlpe-* commands import this package first.
+# Messages from fairseq and its stack that a user of this plugin cannot act on. (fairseq's
+# "Please install tensorboardX", logged when fairseq.tasks is imported, before any plugin loads,
+# is answered by installing tensorboardX with this package.)
 _UNACTIONABLE_WARNINGS = [
     # hydra, as fairseq 0.12 calls its compose API
     r"hydra\.experimental\.(initialize|compose)\(\) is no longer experimental",
@@ -33,15 +32,6 @@ _UNACTIONABLE_WARNINGS = [
 for _message in _UNACTIONABLE_WARNINGS:
     warnings.filterwarnings("ignore", message=_message)
 
-
-class _DropTensorboardXHint(logging.Filter):
-    """fairseq's text-to-speech task asks for tensorboardX whenever fairseq.tasks is imported."""
-
-    def filter(self, record):
-        return not record.getMessage().startswith("Please install tensorboardX")
-
-
-logging.getLogger("fairseq.tasks.text_to_speech").addFilter(_DropTensorboardXHint())
 
 # fairseq's --user-dir imports this package after fairseq itself: register then. The
 # data-preparation commands import only their own modules and skip fairseq's ~4 s start-up.
