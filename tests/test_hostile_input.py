@@ -20,6 +20,7 @@ import pytest
 
 from test_non_utf8_input import console_scripts, generate_output, text_file
 from xlpe_fairseq.preordering.preorderer import Preorderer
+from xlpe_fairseq.preprocessing.io_utils import child_processes
 from xlpe_fairseq.preordering.vocabulary import Vocabulary
 
 
@@ -496,20 +497,6 @@ def tokenize_command(tmp_path, prelude=""):
             str(tmp_path / "out" / "tok.en"), "--workers", "2", "--chunk-size", "1000"]
 
 
-def children_of(pid):
-    """Process ids whose parent is ``pid``, read from /proc."""
-    children = []
-    for entry in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            with open(f"/proc/{entry}/stat") as stat_file:
-                fields = stat_file.read().rsplit(")", 1)[1].split()
-        except (FileNotFoundError, ProcessLookupError):  # it ended meanwhile
-            continue
-        if fields[1] == str(pid):
-            children.append(int(entry))
-    return children
-
-
 def alive(pid):
     try:
         with open(f"/proc/{pid}/stat") as stat_file:
@@ -528,7 +515,7 @@ def test_sigterm_while_the_workers_fork_is_not_dropped(tmp_path):
     workers = []
     deadline = time.monotonic() + 60
     while process.poll() is None and time.monotonic() < deadline:
-        workers = children_of(process.pid) or workers
+        workers = child_processes(process.pid) or workers
         time.sleep(0.05)
     stderr = process.communicate(timeout=60)[1]
     assert process.returncode == 128 + signal.SIGTERM, stderr
@@ -542,9 +529,9 @@ def test_workers_die_with_a_command_killed_by_sigkill(tmp_path):
     """SIGKILL cannot be handled, but the workers must not wait for work forever."""
     process = subprocess.Popen(tokenize_command(tmp_path), stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 60
-    while len(children_of(process.pid)) < 2 and time.monotonic() < deadline:
+    while len(child_processes(process.pid)) < 2 and time.monotonic() < deadline:
         time.sleep(0.05)
-    workers = children_of(process.pid)
+    workers = child_processes(process.pid)
     assert len(workers) == 2, f"expected 2 workers, found {workers}"
     process.kill()
     process.wait(timeout=60)

@@ -124,8 +124,26 @@ def test_translate_prints_no_warnings_or_fairseq_logs(trained):
         input="This is a test .\n", env=env, capture_output=True, text=True, cwd=ROOT)
     assert result.returncode == 0, result.stderr[-3000:]
     assert len(result.stdout.splitlines()) == 1, result.stdout
-    noise = [line for line in result.stderr.splitlines() if "Warning" in line or "INFO" in line]
-    assert not noise, "xlpe-translate printed:\n" + result.stderr[-3000:]
+    assert not result.stderr.strip(), "xlpe-translate printed on stderr:\n" + result.stderr[-3000:]
+
+
+def test_translate_refuses_a_broken_codes_file_in_one_line(trained, tmp_path):
+    """fastBPE crashes (a segmentation fault) on a codes line of fewer than three fields: the
+    codes are checked first, as by xlpe-bpe apply."""
+    out, root, _ = trained
+    codes = tmp_path / "codes"
+    codes.write_text((out / "bpe" / "codes").read_text(encoding="utf-8") + "x\n",
+                     encoding="utf-8")
+    broken_line = len(codes.read_text(encoding="utf-8").splitlines())
+    result = subprocess.run(
+        [sys.executable, "-m", "xlpe_fairseq.evaluation.translate", "--corpus", str(out),
+         "--bpe-codes", str(codes), "--checkpoint",
+         str(root / "transformer" / "checkpoint_best.pt"), "--cpu"],
+        input="This is a test .\n", env=ENV, capture_output=True, text=True, cwd=ROOT)
+    assert result.returncode == 1, result.stderr[-3000:]
+    assert result.stderr.count("\n") == 1 and f"{codes} line {broken_line}:" in result.stderr, \
+        result.stderr[-3000:]
+    assert not result.stdout, result.stdout
 
 
 def test_fairseq_interactive_as_documented_translates_raw_text(trained, tmp_path):

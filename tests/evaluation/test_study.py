@@ -1,9 +1,12 @@
 """xlpe-study end to end on the tiny synthetic corpus (two models x two seeds, an interrupted
 run resumed), and its statistics on hand-made systems."""
 import json
+import os
 import re
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -12,6 +15,7 @@ import pytest
 import sacrebleu
 
 from test_cli_end_to_end import TINY_MODEL, binarize_positions, binarized_corpus, linked_data_bin
+from test_hostile_input import alive
 from xlpe_fairseq.evaluation.compare import sentence_statistics
 from xlpe_fairseq.evaluation.study import (
     MODEL_NAMES,
@@ -25,6 +29,7 @@ from xlpe_fairseq.evaluation.study import (
     validation_curve,
     verdict,
 )
+from xlpe_fairseq.preprocessing.io_utils import child_processes
 
 REPO = Path(__file__).resolve().parents[2]
 ABSOLUTE_PATH = re.compile(r"(^|[\s`'=])/\w", re.MULTILINE)
@@ -93,6 +98,33 @@ def test_study_trains_every_run_resumes_an_interrupted_one_and_reports(corpus):
 
     other = xlpe_study(*study_args(corpus, work)[:-2], "--updates", "8", "--work", str(work))
     assert other.returncode == 1 and "other settings" in other.stderr and "updates" in other.stderr
+
+
+def test_sigterm_stops_the_study_and_its_running_trainings(corpus, tmp_path):
+    """A cluster's time limit sends SIGTERM: the study and the fairseq-train runs it started
+    end at once (they resume from their checkpoints on the next call), instead of the study
+    waiting for them to finish."""
+    args = study_args(corpus, tmp_path / "work", "--jobs", "2")
+    args[args.index("--updates") + 1] = "100000"
+    study = subprocess.Popen([sys.executable, "-m", "xlpe_fairseq.evaluation.study", *args],
+                             stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    trainings = []
+    while len(trainings) < 2 and time.monotonic() < deadline and study.poll() is None:
+        time.sleep(0.2)
+        trainings = child_processes(study.pid)
+    assert len(trainings) == 2, f"expected two trainings (--jobs 2), found {trainings}"
+    study.send_signal(signal.SIGTERM)
+    stderr = study.communicate(timeout=60)[1]
+    assert study.returncode == 128 + signal.SIGTERM, stderr[-3000:]
+    assert "Traceback" not in stderr, stderr[-3000:]
+    deadline = time.monotonic() + 10
+    while any(map(alive, trainings)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    survivors = [pid for pid in trainings if alive(pid)]
+    for pid in survivors:
+        os.kill(pid, signal.SIGKILL)
+    assert not survivors, f"trainings {survivors} outlived the study"
 
 
 def test_xlpe_models_need_a_data_bin_with_positions(corpus, tmp_path):

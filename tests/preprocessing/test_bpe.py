@@ -53,6 +53,17 @@ def test_learn_then_apply_with_fastbpe(tmp_path):
     assert len(applied.splitlines()) == 40
 
 
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_apply_prints_no_fastbpe_loading_lines(tmp_path, capfd, workers):
+    """fastBPE's C++ announces every load of the codes on stderr, once per worker."""
+    corpus = write(tmp_path / "train.tok.en", "the newest lower widest lowest\n" * 5)
+    codes = write(tmp_path / "codes", "l o 5\nlo w 5\n")
+    main(["apply", "--codes", codes, "--input", corpus, "--output", str(tmp_path / "out"),
+          "--workers", workers])
+    err = capfd.readouterr().err
+    assert "codes" not in err, f"xlpe-bpe apply printed:\n{err}"
+
+
 def test_joint_codes_cover_both_languages(tmp_path):
     he = write(tmp_path / "he", "שָׁלוֹם שָׁלוֹם\n" * 5)
     en = write(tmp_path / "en", "peace peace\n" * 5)

@@ -37,10 +37,12 @@ ETA from the mean duration of the runs trained so far. ``--jobs N`` trains N run
 (on a CPU, give each ``OMP_NUM_THREADS`` = cores / N).
 """
 import argparse
+import contextlib
 import json
 import os
 import re
 import shlex
+import signal
 import subprocess
 import sys
 import threading
@@ -53,11 +55,13 @@ import numpy as np
 from ..help_format import HelpFormatter
 from ..preprocessing.io_utils import (
     InputError,
+    Terminated,
     ToolError,
     atomic_output,
     check_dictionaries,
     check_output_directory,
     check_utf8,
+    child_processes,
     read_lines,
     require_files,
     run_command,
@@ -740,6 +744,17 @@ def run_pending(study, pending, references, jobs):
     try:
         for future in as_completed(futures):
             future.result()
+    except (Terminated, KeyboardInterrupt):
+        # stop now (a cluster's time limit sends SIGTERM): the running commands are ended too,
+        # and their runs resume from their last checkpoint when the study is called again
+        pool.shutdown(wait=False, cancel_futures=True)
+        # done(), not wait(): wait() never counts a future cancelled before it started
+        while not all(future.done() for future in futures):
+            for pid in child_processes():
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGTERM)
+            time.sleep(0.2)
+        raise
     finally:
         # a failed run stops the study: runs not started are dropped, running ones finish
         pool.shutdown(wait=True, cancel_futures=True)

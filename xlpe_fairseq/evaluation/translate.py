@@ -21,8 +21,10 @@ import logging
 import os
 import shlex
 import sys
+import tempfile
 
 from ..help_format import HelpFormatter
+from ..preprocessing.bpe import bpe_applier, write_checked_codes
 from ..preprocessing.io_utils import InputError, open_text, require_files, run_command
 from ..preprocessing.tokenize import tokenize_line
 from .bleu import detokenize
@@ -84,9 +86,8 @@ def load_translator(args, checkpoints):
 
         def __init__(self, cfg, task, ensemble):
             super().__init__(cfg, task, ensemble)
-            import fastBPE
-
-            self.bpe_applier = fastBPE.fastBPE(args.bpe_codes)
+            with tempfile.TemporaryDirectory(prefix=".xlpe-translate.") as folder:
+                self.bpe_applier = bpe_applier(write_checked_codes(args.bpe_codes, folder))
 
         def tokenize(self, sentence):
             return tokenize_line(sentence, args.source_lang, args.lowercase)

@@ -12,6 +12,7 @@ import collections
 import functools
 import heapq
 import os
+import sys
 
 from ..help_format import HelpFormatter
 from .io_utils import (
@@ -126,16 +127,37 @@ def write_codes(path, merges):
             f.write(f"{left} {right} {count}\n")
 
 
-@functools.cache
-def _bpe_applier(codes_path):
-    import fastBPE  # imported in the workers only: a compiled module not needed for learning
+def write_checked_codes(codes_path, folder):
+    """Check ``codes_path`` (``read_codes``) and write its merges to ``folder``/codes as
+    fastBPE expects them (no byte-order mark, no CR); fastBPE reads that file, never the
+    user's. Returns the copy's path."""
+    merges = read_codes(codes_path)
+    checked_codes = os.path.join(folder, "codes")
+    with open(checked_codes, "w", encoding="utf-8") as f:
+        f.writelines(f"{left} {right} {count}\n" for left, right, count in merges)
+    return checked_codes
 
-    return fastBPE.fastBPE(codes_path)
+
+@functools.cache
+def bpe_applier(checked_codes):
+    """fastBPE's applier of codes written by ``write_checked_codes``, loaded without the
+    "Loading codes ... / Read N codes" lines its C++ prints on stderr."""
+    import fastBPE  # a compiled module not needed for learning
+
+    sys.stderr.flush()
+    saved_stderr = os.dup(2)
+    try:
+        with open(os.devnull, "w") as devnull:
+            os.dup2(devnull.fileno(), 2)
+            return fastBPE.fastBPE(checked_codes)
+    finally:
+        os.dup2(saved_stderr, 2)
+        os.close(saved_stderr)
 
 
 def _apply_chunk(chunk, codes_path):
     _, lines = chunk
-    return [line + "\n" for line in _bpe_applier(codes_path).apply(lines)]
+    return [line + "\n" for line in bpe_applier(codes_path).apply(lines)]
 
 
 def read_codes(path):
@@ -167,15 +189,10 @@ def apply_bpe_file(codes_path, input_path, output_path, workers, chunk_size):
     """Apply BPE codes to a tokenized file (``@@ `` marks a split), chunk by chunk."""
     require_files([codes_path, input_path])
     check_outputs([output_path], [codes_path, input_path])
-    merges = read_codes(codes_path)
     with atomic_output(output_path) as out, \
             temporary_directory(os.path.dirname(os.path.abspath(output_path)),
                                 ".xlpe-bpe.") as tmp:
-        # fastBPE reads the checked merges, written as it expects them (no byte-order mark,
-        # no CR), not the user's file
-        checked_codes = os.path.join(tmp, "codes")
-        with open(checked_codes, "w", encoding="utf-8") as f:
-            f.writelines(f"{left} {right} {count}\n" for left, right, count in merges)
+        checked_codes = write_checked_codes(codes_path, tmp)
         work = functools.partial(_apply_chunk, codes_path=checked_codes)
         for lines in parallel_imap(work, read_chunks(input_path, chunk_size), workers,
                                    total=count_lines(input_path), desc=f"bpe {input_path}"):

@@ -470,6 +470,22 @@ def _collect(future, bar, size):
     return result
 
 
+def child_processes(parent=None):
+    """Process ids of the children of ``parent`` (default: this process), read from /proc;
+    empty where there is no /proc."""
+    parent = str(os.getpid() if parent is None else parent)
+    children = []
+    for entry in filter(str.isdigit, os.listdir("/proc") if os.path.isdir("/proc") else []):
+        try:
+            with open(f"/proc/{entry}/stat", encoding="utf-8") as stat:
+                their_parent = stat.read().rsplit(")", 1)[1].split()[1]
+        except OSError:  # it ended meanwhile
+            continue
+        if their_parent == parent:
+            children.append(int(entry))
+    return children
+
+
 class Terminated(SystemExit):
     """SIGTERM or SIGHUP as an exception, so that temporary files and folders are removed on
     the way out; the exit status is the shell's 128 + signal number."""
