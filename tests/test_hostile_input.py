@@ -525,6 +525,45 @@ def test_sigterm_while_the_workers_fork_is_not_dropped(tmp_path):
     assert not [pid for pid in workers if alive(pid)], "a worker outlived the command"
 
 
+def default_sigint():
+    """In the child before exec: SIGINT's default action, whatever the test runner set."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def test_ctrl_c_ends_the_command_and_its_workers_without_a_traceback(tmp_path):
+    """Ctrl-C reaches every process of the terminal's job: exit 130, nothing left behind."""
+    process = subprocess.Popen(tokenize_command(tmp_path), stderr=subprocess.PIPE, text=True,
+                               start_new_session=True, preexec_fn=default_sigint)
+    deadline = time.monotonic() + 60
+    while len(child_processes(process.pid)) < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    workers = child_processes(process.pid)
+    assert len(workers) == 2, f"expected 2 workers, found {workers}"
+    os.killpg(process.pid, signal.SIGINT)
+    stderr = process.communicate(timeout=60)[1]
+    assert process.returncode == 128 + signal.SIGINT, stderr
+    assert "Traceback" not in stderr and "KeyboardInterrupt" not in stderr, stderr
+    assert os.listdir(tmp_path / "out") == [], f"left behind: {os.listdir(tmp_path / 'out')}"
+    time.sleep(1)
+    assert not [pid for pid in workers if alive(pid)], "a worker outlived the command"
+
+
+def test_an_ignored_hangup_stays_ignored(tmp_path):
+    """Under nohup (SIGHUP ignored) a hangup must not end the command."""
+    def ignore_hangup():
+        signal.signal(signal.SIGHUP, signal.SIG_IGN)
+
+    process = subprocess.Popen(tokenize_command(tmp_path), stderr=subprocess.PIPE, text=True,
+                               preexec_fn=ignore_hangup)
+    deadline = time.monotonic() + 60
+    while not os.listdir(tmp_path / "out") and time.monotonic() < deadline:
+        time.sleep(0.05)
+    process.send_signal(signal.SIGHUP)
+    stderr = process.communicate(timeout=120)[1]
+    assert process.returncode == 0, stderr
+    assert os.listdir(tmp_path / "out") == ["tok.en"], os.listdir(tmp_path / "out")
+
+
 def test_workers_die_with_a_command_killed_by_sigkill(tmp_path):
     """SIGKILL cannot be handled, but the workers must not wait for work forever."""
     process = subprocess.Popen(tokenize_command(tmp_path), stderr=subprocess.DEVNULL)

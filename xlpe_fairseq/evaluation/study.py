@@ -744,8 +744,8 @@ def run_pending(study, pending, references, jobs):
     try:
         for future in as_completed(futures):
             future.result()
-    except (Terminated, KeyboardInterrupt):
-        # stop now (a cluster's time limit sends SIGTERM): the running commands are ended too,
+    except Terminated:
+        # stop now (Ctrl-C, or a cluster's time limit's SIGTERM): the running commands end too,
         # and their runs resume from their last checkpoint when the study is called again
         pool.shutdown(wait=False, cancel_futures=True)
         # done(), not wait(): wait() never counts a future cancelled before it started

@@ -15,8 +15,8 @@ its partner in a parallel file. A UTF-8 byte-order mark at the start of a file i
 Outputs (``check_outputs``, ``atomic_output``) are checked before any work: never an input,
 never a directory, a device, a FIFO or a socket (a symlink is written through, to the file it
 points to), in a directory that can be written. They appear atomically, and the commands run
-by ``run_command`` remove their temporary files on SIGTERM and SIGHUP too, and the workers of
-``parallel_imap`` never outlive the command.
+by ``run_command`` remove their temporary files on SIGTERM, SIGHUP and SIGINT too, and the
+workers of ``parallel_imap`` never outlive the command.
 """
 import argparse
 import collections
@@ -423,7 +423,7 @@ def parallel_imap(func, chunks, workers, total=None, desc="", unit="lines", size
         window = 2 * workers
         before = set(multiprocessing.active_children())
         executor = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"),
-                                       initializer=_exit_with_parent, initargs=(os.getpid(),))
+                                       initializer=_start_worker, initargs=(os.getpid(),))
         try:
             pending = collections.deque()
             for chunk in chunks:
@@ -450,10 +450,12 @@ def parallel_imap(func, chunks, workers, total=None, desc="", unit="lines", size
 _PR_SET_PDEATHSIG = 1
 
 
-def _exit_with_parent(parent_pid):
-    """Worker initializer: a worker dies with the command's process, even one killed by
-    SIGKILL, instead of waiting for work forever (Linux; elsewhere only a worker whose parent
-    is already gone exits)."""
+def _start_worker(parent_pid):
+    """Worker initializer: Ctrl-C, which reaches every process of the terminal's job, is left
+    to the command's process, which ends the workers; and a worker dies with the command's
+    process, even one killed by SIGKILL, instead of waiting for work forever (Linux; elsewhere
+    only a worker whose parent is already gone exits)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     if sys.platform.startswith("linux"):
         ctypes.CDLL(None).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
     if os.getppid() != parent_pid:
@@ -487,8 +489,8 @@ def child_processes(parent=None):
 
 
 class Terminated(SystemExit):
-    """SIGTERM or SIGHUP as an exception, so that temporary files and folders are removed on
-    the way out; the exit status is the shell's 128 + signal number."""
+    """SIGTERM, SIGHUP or SIGINT (Ctrl-C) as an exception, so that temporary files and folders
+    are removed on the way out; the exit status is the shell's 128 + signal number."""
 
 
 _deferred_termination = {"depth": 0, "signal": None}
@@ -496,7 +498,7 @@ _deferred_termination = {"depth": 0, "signal": None}
 
 @contextlib.contextmanager
 def termination_deferred():
-    """Hold a SIGTERM or SIGHUP that ``run_command`` turns into ``Terminated`` until the block
+    """Hold a signal that ``run_command`` turns into ``Terminated`` until the block
     ends, then raise it.
 
     Forking runs Python's at-fork hooks: ``Terminated`` raised inside one is printed and
@@ -529,9 +531,11 @@ def run_command(main_body, prog):
         raise Terminated(128 + signum)
 
     # only the main thread may set handlers (a command called from another thread keeps
-    # the default action)
-    handled = ((signal.SIGTERM, signal.SIGHUP)
-               if threading.current_thread() is threading.main_thread() else ())
+    # the default action); a signal the caller ignores (nohup's SIGHUP, SIGINT in a background
+    # job) stays ignored
+    handled = [signum for signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
+               if threading.current_thread() is threading.main_thread()
+               and signal.getsignal(signum) is not signal.SIG_IGN]
     previous = {signum: signal.signal(signum, terminate) for signum in handled}
     try:
         main_body()
