@@ -505,6 +505,37 @@ def alive(pid):
         return False
 
 
+def wait_for_workers(process, count=2):
+    """The pids of ``process``'s workers once all ``count`` have started."""
+    deadline = time.monotonic() + 60
+    while len(child_processes(process.pid)) < count and time.monotonic() < deadline:
+        time.sleep(0.05)
+    workers = child_processes(process.pid)
+    assert len(workers) == count, f"expected {count} workers, found {workers}"
+    return workers
+
+
+def assert_processes_end(pids, what="workers"):
+    """Each of ``pids`` ends within 10 s (a survivor is killed, then reported)."""
+    deadline = time.monotonic() + 10
+    while any(map(alive, pids)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    survivors = [pid for pid in pids if alive(pid)]
+    for pid in survivors:
+        os.kill(pid, signal.SIGKILL)
+    assert not survivors, f"{what} {survivors} outlived the command"
+
+
+def assert_stopped_cleanly(process, signum, out, workers):
+    """Exit status 128 + ``signum``, no traceback, nothing left in ``out``, no worker left."""
+    stderr = process.communicate(timeout=60)[1]
+    assert process.returncode == 128 + signum, stderr
+    for noise in ("Traceback", "Exception ignored", "KeyboardInterrupt"):
+        assert noise not in stderr, stderr
+    assert os.listdir(out) == [], f"left behind: {os.listdir(out)}"
+    assert_processes_end(workers)
+
+
 def test_sigterm_while_the_workers_fork_is_not_dropped(tmp_path):
     """The signal lands inside Python's at-fork hooks, where an exception is printed and
     dropped: the command must still end with 143, nothing written and no worker left."""
@@ -517,12 +548,7 @@ def test_sigterm_while_the_workers_fork_is_not_dropped(tmp_path):
     while process.poll() is None and time.monotonic() < deadline:
         workers = child_processes(process.pid) or workers
         time.sleep(0.05)
-    stderr = process.communicate(timeout=60)[1]
-    assert process.returncode == 128 + signal.SIGTERM, stderr
-    assert "Traceback" not in stderr and "Exception ignored" not in stderr, stderr
-    assert os.listdir(tmp_path / "out") == [], f"left behind: {os.listdir(tmp_path / 'out')}"
-    time.sleep(1)
-    assert not [pid for pid in workers if alive(pid)], "a worker outlived the command"
+    assert_stopped_cleanly(process, signal.SIGTERM, tmp_path / "out", workers)
 
 
 def default_sigint():
@@ -534,18 +560,9 @@ def test_ctrl_c_ends_the_command_and_its_workers_without_a_traceback(tmp_path):
     """Ctrl-C reaches every process of the terminal's job: exit 130, nothing left behind."""
     process = subprocess.Popen(tokenize_command(tmp_path), stderr=subprocess.PIPE, text=True,
                                start_new_session=True, preexec_fn=default_sigint)
-    deadline = time.monotonic() + 60
-    while len(child_processes(process.pid)) < 2 and time.monotonic() < deadline:
-        time.sleep(0.05)
-    workers = child_processes(process.pid)
-    assert len(workers) == 2, f"expected 2 workers, found {workers}"
+    workers = wait_for_workers(process)
     os.killpg(process.pid, signal.SIGINT)
-    stderr = process.communicate(timeout=60)[1]
-    assert process.returncode == 128 + signal.SIGINT, stderr
-    assert "Traceback" not in stderr and "KeyboardInterrupt" not in stderr, stderr
-    assert os.listdir(tmp_path / "out") == [], f"left behind: {os.listdir(tmp_path / 'out')}"
-    time.sleep(1)
-    assert not [pid for pid in workers if alive(pid)], "a worker outlived the command"
+    assert_stopped_cleanly(process, signal.SIGINT, tmp_path / "out", workers)
 
 
 def test_an_ignored_hangup_stays_ignored(tmp_path):
@@ -567,17 +584,7 @@ def test_an_ignored_hangup_stays_ignored(tmp_path):
 def test_workers_die_with_a_command_killed_by_sigkill(tmp_path):
     """SIGKILL cannot be handled, but the workers must not wait for work forever."""
     process = subprocess.Popen(tokenize_command(tmp_path), stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 60
-    while len(child_processes(process.pid)) < 2 and time.monotonic() < deadline:
-        time.sleep(0.05)
-    workers = child_processes(process.pid)
-    assert len(workers) == 2, f"expected 2 workers, found {workers}"
+    workers = wait_for_workers(process)
     process.kill()
     process.wait(timeout=60)
-    deadline = time.monotonic() + 10
-    while [pid for pid in workers if alive(pid)] and time.monotonic() < deadline:
-        time.sleep(0.1)
-    survivors = [pid for pid in workers if alive(pid)]
-    for pid in survivors:
-        os.kill(pid, signal.SIGKILL)
-    assert not survivors, f"workers {survivors} outlived their killed command"
+    assert_processes_end(workers)

@@ -1,7 +1,6 @@
 """xlpe-study end to end on the tiny synthetic corpus (two models x two seeds, an interrupted
 run resumed), and its statistics on hand-made systems."""
 import json
-import os
 import re
 import signal
 import subprocess
@@ -15,7 +14,7 @@ import pytest
 import sacrebleu
 
 from test_cli_end_to_end import TINY_MODEL, binarize_positions, binarized_corpus, linked_data_bin
-from test_hostile_input import alive
+from test_hostile_input import assert_processes_end
 from xlpe_fairseq.evaluation.compare import sentence_statistics
 from xlpe_fairseq.evaluation.study import (
     MODEL_NAMES,
@@ -118,13 +117,7 @@ def test_sigterm_stops_the_study_and_its_running_trainings(corpus, tmp_path):
     stderr = study.communicate(timeout=60)[1]
     assert study.returncode == 128 + signal.SIGTERM, stderr[-3000:]
     assert "Traceback" not in stderr, stderr[-3000:]
-    deadline = time.monotonic() + 10
-    while any(map(alive, trainings)) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    survivors = [pid for pid in trainings if alive(pid)]
-    for pid in survivors:
-        os.kill(pid, signal.SIGKILL)
-    assert not survivors, f"trainings {survivors} outlived the study"
+    assert_processes_end(trainings, "trainings")
 
 
 def test_xlpe_models_need_a_data_bin_with_positions(corpus, tmp_path):
