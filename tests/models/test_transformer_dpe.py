@@ -160,8 +160,9 @@ def test_residual_output_learns_from_the_order_loss():
 
 
 def test_dpe_defaults():
-    """Chosen by measurement (docs/studies/dpe.md): with w + p + r the encoder reads the
-    position twice and DPE lost 2 BLEU; the residual output beats the own-position answer."""
+    """Chosen by measurement (docs/studies/dpe-bible-he-en.md): with w + p + r the encoder
+    reads the position twice and DPE lost 2 BLEU; the residual output beats the own-position
+    answer."""
     for preset in (transformer_dpe_iwslt_de_en, transformer_dpe_wmt_en_de,
                    transformer_dpe_wmt_en_de_big):
         args = Namespace()
