@@ -468,13 +468,8 @@ def test_the_preorderer_refuses_overlong_sentences_at_once(tmp_path, capsys):
 
 def test_sigterm_removes_partial_outputs_and_temporary_folders(tmp_path):
     """A real command, killed while its workers tokenize: exit 143, nothing left behind."""
-    source = tmp_path / "in.en"
-    source.write_text("The quick brown fox jumps over the lazy dog.\n" * 200000)
+    command = tokenize_command(tmp_path)
     out = tmp_path / "out"
-    out.mkdir()
-    command = [sys.executable, "-c", "from xlpe_fairseq.preprocessing.tokenize import main; "
-               "main()", "--lang", "en", "--input", str(source), "--output",
-               str(out / "tok.en"), "--workers", "2", "--chunk-size", "1000"]
     process = subprocess.Popen(command, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 60
     while not os.listdir(out) and time.monotonic() < deadline and process.poll() is None:
