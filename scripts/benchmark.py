@@ -12,6 +12,7 @@ data-preparation steps on a corpus of at least a million pairs.
 import argparse
 import json
 import os
+import platform
 import shutil
 import statistics
 import subprocess
@@ -212,13 +213,30 @@ def benchmark_models(args):
             "train_ratio": round(base_train / train_time, 3),
             "ceiling": round(ceiling, 3),
             "train_ratio_of_ceiling": round(base_train / train_time / ceiling, 3),
+            # how far the rounds' own ratios spread: repeats agree when this is small
+            "train_ratio_spread": round(ratio_spread(train_times["transformer"], train_times[label]), 3),
         }
         if args.decode_sentences:
             decode_time = statistics.median(decode_times[label])
             row["decode_sentences_per_s"] = round(args.decode_sentences / decode_time, 1)
             row["decode_ratio"] = round(base_decode / decode_time, 3)
+            row["decode_ratio_spread"] = round(
+                ratio_spread(decode_times["transformer"], decode_times[label]), 3)
         rows.append(row)
     return rows
+
+
+def ratio_spread(base_times, times):
+    """(max - min) / median of the per-round ratios base / model: 0.02 means the rounds agree
+    within 2%."""
+    ratios = [base / time for base, time in zip(base_times, times)]
+    return (max(ratios) - min(ratios)) / statistics.median(ratios)
+
+
+def device_name(device):
+    if device.startswith("cuda"):
+        return torch.cuda.get_device_name(torch.device(device))
+    return platform.processor() or platform.machine()
 
 
 def peak_memory_mb(label, args):
@@ -362,7 +380,7 @@ def main(argv=None):
         args.models = ["transformer"] + args.models
     rows = []
     if args.models:
-        print(f"device {args.device}, size {args.size} {SIZES[args.size]}, "
+        print(f"device {args.device} ({device_name(args.device)}), size {args.size} {SIZES[args.size]}, "
               f"{args.tokens} target tokens/batch")
         rows = benchmark_models(args)
     if rows and not args.no_memory:
@@ -372,7 +390,9 @@ def main(argv=None):
             row["peak_mem_mb"] = round(memory)
             row["mem_ratio"] = round(memory / base_memory, 3) if base_memory else None
     print_table(rows)
-    results = {"models": rows, "size": args.size, "device": args.device}
+    results = {"models": rows, "size": args.size, "device": args.device,
+               "device_name": device_name(args.device), "tokens": args.tokens,
+               "steps": args.steps, "rounds": args.rounds, "fp16": args.fp16}
     if args.prep:
         prep_rows = benchmark_preparation(args)
         print_table(prep_rows)
