@@ -155,7 +155,9 @@ def training_seconds(model, criterion, optimizer, sample, steps, device):
     for _ in range(steps):
         optimizer.zero_grad(set_to_none=True)
         loss, _, _ = criterion(model, sample)
-        loss.backward()
+        # per token, as fairseq's trainer scales it: a summed fp16 gradient of 32k tokens
+        # overflows, and the NaN weights then never decode an end of sentence
+        (loss / sample["ntokens"]).backward()
         optimizer.step()
     synchronize(device)
     return (time.perf_counter() - start) / max(steps, 1)

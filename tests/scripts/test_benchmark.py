@@ -38,8 +38,11 @@ def test_every_model_and_preparation_step_gets_a_row(tmp_path):
                            "t5-bias", "lstm"}, f"models measured: {set(models)}"
     for name, row in models.items():
         assert row["train_ratio"] > 0 and row["decode_ratio"] > 0, f"{name}: {row}"
+        assert row["train_ratio_spread"] >= 0 and row["decode_ratio_spread"] >= 0, f"{name}: {row}"
         # only the LSTM, another architecture, may need less arithmetic than the Transformer
         assert 0 < row["ceiling"] <= (2 if name == "lstm" else 1), f"{name}: {row['ceiling']}"
+    assert models["transformer"]["train_ratio_spread"] == 0, "transformer against itself"
+    assert results["device"] == "cpu" and results["device_name"], "the report names the device"
     steps = [row["step"] for row in results["preparation"]]
     assert steps == ["reorder --method dpe", "reorder --method btg",
                      "align (eflomal, both directions + gdfa)"], steps
@@ -53,3 +56,15 @@ def test_peak_memory_is_measured_against_transformer(tmp_path):
     assert set(rows) == {"transformer", "re-both"}, "transformer is always the reference row"
     assert rows["transformer"]["mem_ratio"] == 1.0
     assert rows["re-both"]["peak_mem_mb"] > 0 and rows["re-both"]["mem_ratio"] > 0, rows["re-both"]
+
+
+def test_ratio_spread_is_the_range_of_the_rounds_ratios_over_their_median():
+    sys.path.insert(0, str(SCRIPT.parent))
+    try:
+        from benchmark import ratio_spread
+    finally:
+        sys.path.remove(str(SCRIPT.parent))
+    # per-round ratios 1.0, 0.9, 1.1: range 0.2 over median 1.0
+    spread = ratio_spread([1.0, 0.9, 1.1], [1.0, 1.0, 1.0])
+    assert abs(spread - 0.2) < 1e-9, f"spread of rounds 1.0/0.9/1.1: {spread}"
+    assert ratio_spread([2.0, 4.0], [1.0, 2.0]) == 0, "equal per-round ratios agree exactly"
