@@ -87,25 +87,39 @@ def _cky(gain, lengths, penalty):
     device = gain.device
     if time < 2:
         return [list(range(n)) for n in lengths]
-    prefix = torch.zeros(batch, time + 1, time + 1, dtype=torch.float64, device=device)
+    size = time + 1
+    prefix = torch.zeros(batch, size, size, dtype=torch.float64, device=device)
     prefix[:, 1:, 1:] = gain.cumsum(1).cumsum(2)
-    best = torch.zeros(batch, time + 1, time + 1, dtype=torch.float64, device=device)
-    split = torch.zeros(batch, time + 1, time + 1, dtype=torch.long, device=device)
-    inverted = torch.zeros(batch, time + 1, time + 1, dtype=torch.bool, device=device)
+    best = torch.zeros(batch, size, size, dtype=torch.float64, device=device)
+    split = torch.zeros(batch, size, size, dtype=torch.long, device=device)
+    inverted = torch.zeros(batch, size, size, dtype=torch.bool, device=device)
+
+    def spans(table, width, step, offset):
+        """One corner of every span [l, l + width) of ``table`` as a strided view: entry
+        (b, l, c), c = 0 .. width-2 for the splits m = l + 1 + c (one column when ``step`` is
+        0), is ``table``'s element ``b * size^2 + l * (size + 1) + c * step + offset``. The
+        corners are regular in memory, so no index tensors are built (indexing with them
+        cost most of the search's time)."""
+        columns = width - 1 if step else 1
+        return table.as_strided((batch, time - width + 1, columns),
+                                (size * size, size + 1, step), offset)
+
     for width in range(2, time + 1):
-        left = torch.arange(time - width + 1, device=device).unsqueeze(1)
-        middle = left + torch.arange(1, width, device=device).unsqueeze(0)
-        right = (left + width).expand_as(middle)
-        left = left.expand_as(middle)
-        cross = (prefix[:, middle, right] - prefix[:, left, right]
-                 - prefix[:, middle, middle] + prefix[:, left, middle]) - penalty
+        # splits m = l + k of the span [l, r = l + width): four corners of the cross block
+        cross = (spans(prefix, width, size, size + width)     # prefix[m, r]
+                 - spans(prefix, width, 0, width)             # prefix[l, r]
+                 - spans(prefix, width, size + 1, size + 1)   # prefix[m, m]
+                 + spans(prefix, width, 1, 1)) - penalty      # prefix[l, m]
         invert = cross > 0
-        total = best[:, left, middle] + best[:, middle, right] + cross.clamp(min=0)
+        total = (spans(best, width, 1, 1)                      # best[l, m]
+                 + spans(best, width, size, size + width)      # best[m, r]
+                 + cross.clamp(min=0))
         value, choice = total.max(dim=2)  # first maximum: the leftmost split wins ties
-        spans = left[:, 0]
-        best[:, spans, spans + width] = value
-        split[:, spans, spans + width] = spans.unsqueeze(0) + 1 + choice
-        inverted[:, spans, spans + width] = invert.gather(2, choice.unsqueeze(2)).squeeze(2)
+        spans(best, width, 0, width).copy_(value.unsqueeze(2))
+        spans(split, width, 0, width).copy_(
+            (torch.arange(1, time - width + 2, device=device).unsqueeze(0) + choice)
+            .unsqueeze(2))
+        spans(inverted, width, 0, width).copy_(invert.gather(2, choice.unsqueeze(2)))
     split = split.cpu()
     inverted = inverted.cpu()
     return [_read_tree(split[b], inverted[b], n) for b, n in enumerate(lengths)]
