@@ -44,6 +44,21 @@ def test_round_trip(files, capsys):
     assert "hypothesis" in report and "monotone" in report and "Kendall tau" in report
 
 
+def test_the_structured_loss_is_an_option_of_the_training_command(files, capsys):
+    train.main(["--source", files["source"], "--reorder", files["reorder"],
+                "--save", files["model"], "--epochs", "1", "--hidden-dim", "16",
+                "--embed-dim", "8", "--loss", "structured", "--margin", "0.5"])
+    assert "epoch 1: loss" in capsys.readouterr().err
+    sources = [line.split() for line in open(files["valid_source"]).read().splitlines()]
+    for source, positions in zip(sources, Preorderer.load(files["model"]).predict(sources)):
+        assert sorted(positions) == list(range(len(source)))
+    with pytest.raises(SystemExit) as exit_info:
+        train.main(["--source", files["source"], "--reorder", files["reorder"],
+                    "--save", files["model"], "--loss", "hinge"])
+    assert exit_info.value.code == 2, "an unknown --loss is a usage error"
+    assert "invalid choice: 'hinge'" in capsys.readouterr().err
+
+
 def expect_input_error(main, argv, capsys, *fragments):
     with pytest.raises(SystemExit) as exit_info:
         main(argv)

@@ -16,17 +16,20 @@ from ..help_format import HelpFormatter
 from ..preprocessing.io_utils import InputError, check_outputs, positive_int, run_command
 from .corpus import read_source_with_reorder
 from .metrics import corpus_scores, monotone_scores
+from .btg_search import word_units
 from .preorderer import Preorderer, check_device, length_batches
+from .structured_loss import structured_hinge_loss
 from .vocabulary import Vocabulary
 
 
 PENALTY_GRID = (0.0, 0.25, 0.5, 1.0, 2.0)
+LOSSES = ("pairwise", "structured", "both")
 
 
 def train_preorderer(sentences, positions, valid=None, *, embed_dim=64, hidden_dim=128,
                      pair_dim=64, num_layers=1, dropout=0.1, max_vocab=30000, epochs=3,
                      max_seconds=None, batch_tokens=4000, max_train_length=200, lr=3e-3,
-                     seed=1, device="cpu", save=None, log=None):
+                     loss="pairwise", margin=1.0, seed=1, device="cpu", save=None, log=None):
     """Train a Preorderer on token lists and their oracle positions; return the best one.
 
     ``valid`` is an optional ``(sentences, positions)`` pair: after each epoch the model is
@@ -37,8 +40,12 @@ def train_preorderer(sentences, positions, valid=None, *, embed_dim=64, hidden_d
     batches in the same order for a given ``seed``; ``max_seconds`` is only a safety cap
     (checked after each epoch) and makes the result depend on the machine's speed.
     Sentences longer than ``max_train_length`` are skipped in training: the pair scores
-    take memory quadratic in length. ``log`` receives one line of text per epoch.
+    take memory quadratic in length. ``loss``: ``pairwise`` (a logistic loss per token
+    pair), ``structured`` (the hinge over BTG trees, ``structured_loss``, with ``margin`` per
+    wrong pair) or ``both`` (their sum). ``log`` receives one line of text per epoch.
     """
+    if loss not in LOSSES:
+        raise ValueError(f"loss {loss!r}: expected one of {', '.join(LOSSES)}")
     torch.manual_seed(seed)
     rng = random.Random(seed)
     log = log or (lambda line: None)
@@ -53,7 +60,7 @@ def train_preorderer(sentences, positions, valid=None, *, embed_dim=64, hidden_d
                                    pair_dim=pair_dim, num_layers=num_layers, dropout=dropout)
     preorderer.to(device)
     scorer = preorderer.scorer
-    encoded = [(torch.tensor(preorderer.vocabulary.encode(s)), torch.tensor(p))
+    encoded = [(torch.tensor(preorderer.vocabulary.encode(s)), torch.tensor(p), word_units(s))
                for s, p in examples]
     optimizer = torch.optim.Adam(scorer.parameters(), lr=lr)
     batches = list(length_batches([len(s) for s, _ in examples], batch_tokens))
@@ -69,14 +76,20 @@ def train_preorderer(sentences, positions, valid=None, *, embed_dim=64, hidden_d
         tokens_seen = 0
         epoch_start = time.monotonic()
         for batch in batches:
-            tokens, reference, lengths = _collate([encoded[k] for k in batch],
-                                                  preorderer.vocabulary.pad_index, device)
-            loss = scorer.pairwise_loss(scorer(tokens, lengths), reference, lengths)
+            items = [encoded[k] for k in batch]
+            tokens, reference, lengths = _collate(items, preorderer.vocabulary.pad_index, device)
+            scores = scorer(tokens, lengths)
+            batch_loss = 0.0
+            if loss != "structured":
+                batch_loss = scorer.pairwise_loss(scores, reference, lengths)
+            if loss != "pairwise":
+                batch_loss = batch_loss + structured_hinge_loss(
+                    scores, reference, lengths, [units for _, _, units in items], margin)
             optimizer.zero_grad()
-            loss.backward()
+            batch_loss.backward()
             torch.nn.utils.clip_grad_norm_(scorer.parameters(), 1.0)
             optimizer.step()
-            total_loss += loss.item()
+            total_loss += batch_loss.item()
             tokens_seen += int(lengths.sum())
         seconds = time.monotonic() - epoch_start
         message = (f"epoch {epoch}: loss {total_loss / len(batches):.4f}, {seconds:.0f} s "
@@ -104,10 +117,10 @@ def train_preorderer(sentences, positions, valid=None, *, embed_dim=64, hidden_d
 
 def _collate(items, pad_index, device):
     """Right-padded token indices and reference positions on ``device``, and the lengths."""
-    lengths = torch.tensor([len(tokens) for tokens, _ in items])
+    lengths = torch.tensor([len(item[0]) for item in items])
     tokens = torch.full((len(items), int(lengths.max())), pad_index, dtype=torch.long)
     reference = torch.zeros_like(tokens)
-    for row, (sentence, positions) in enumerate(items):
+    for row, (sentence, positions, *_) in enumerate(items):
         tokens[row, :len(sentence)] = sentence
         reference[row, :len(sentence)] = positions
     return tokens.to(device), reference.to(device), lengths
@@ -171,6 +184,11 @@ def add_training_arguments(parser, save=True):
     parser.add_argument("--max-train-length", type=int, default=200,
                         help="skip longer training sentences (the loss is quadratic in length)")
     parser.add_argument("--lr", type=float, default=3e-3, help="Adam learning rate")
+    parser.add_argument("--loss", choices=LOSSES, default="pairwise",
+                        help="training loss: a logistic loss per token pair, the structured "
+                        "hinge over BTG trees (trained on the search's own output), or both")
+    parser.add_argument("--margin", type=float, default=1.0,
+                        help="the structured hinge's margin per wrongly ordered token pair")
     parser.add_argument("--seed", type=int, default=1, help="random seed")
     parser.add_argument("--device", default="cpu", help="torch device, e.g. cpu or cuda")
     parser.add_argument("--threads", type=positive_int, default=os.cpu_count(),
@@ -183,7 +201,8 @@ def training_settings(args):
                 num_layers=args.layers, dropout=args.dropout, max_vocab=args.max_vocab,
                 epochs=args.epochs, max_seconds=args.max_seconds,
                 batch_tokens=args.batch_tokens, max_train_length=args.max_train_length,
-                lr=args.lr, seed=args.seed, device=args.device)
+                lr=args.lr, loss=args.loss, margin=args.margin, seed=args.seed,
+                device=args.device)
 
 
 def main(argv=None):
