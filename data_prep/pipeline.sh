@@ -25,7 +25,8 @@
 #   JOINED_DICT (0; 1 gives one dictionary for both sides, for --share-all-embeddings),
 #   PREORDER_EPOCHS (5): the preorderer's epochs (with its fixed seed, this fixes the result);
 #   PREORDER_SECONDS (3600): a safety cap, checked after each epoch, that makes the result
-#   depend on the machine's speed if it stops training early; PREORDER_DEVICE (cpu, or cuda).
+#   depend on the machine's speed if it stops training early; PREORDER_DEVICE (cpu, or cuda);
+#   PREORDER_LOSS (pairwise, structured or both: xlpe-preorder-train --loss).
 #   XLPE_TRAIN_POSITIONS: the XL PE training positions in data-bin/xlpe: oracle (default; BTG
 #   positions from the alignment), predicted (the preorderer's, cross-fitted over
 #   PREORDER_FOLDS (2) folds with xlpe-preorder-crossfit, so that train positions look like
@@ -137,11 +138,11 @@ preorder() {
             xlpe-preorder-train --source "$bpe/train.$src" --reorder "$bpe/train.btg.reorder" \
             --valid-source "$bpe/valid.$src" --valid-reorder "$bpe/valid.btg.reorder" \
             --epochs "$PREORDER_EPOCHS" --max-seconds "$PREORDER_SECONDS" \
-            --device "$PREORDER_DEVICE" --save "$out/preorderer.pt"
+            --loss "$PREORDER_LOSS" --device "$PREORDER_DEVICE" --save "$out/preorderer.pt"
     fi
     if [[ $XLPE_TRAIN_POSITIONS != oracle ]]; then
         cross_fit_train_positions "$bpe" "$src" "$PREORDER_FOLDS" --epochs "$PREORDER_EPOCHS" \
-            --max-seconds "$PREORDER_SECONDS" --device "$PREORDER_DEVICE"
+            --max-seconds "$PREORDER_SECONDS" --loss "$PREORDER_LOSS" --device "$PREORDER_DEVICE"
     fi
     local calls=()
     for split in valid test; do
@@ -250,6 +251,7 @@ prepare_corpus() {
     PREORDER_SECONDS=${PREORDER_SECONDS:-3600}
     PREORDER_EPOCHS=${PREORDER_EPOCHS:-5}
     PREORDER_DEVICE=${PREORDER_DEVICE:-cpu}
+    PREORDER_LOSS=${PREORDER_LOSS:-pairwise}
     PREORDER_FOLDS=${PREORDER_FOLDS:-2}
     XLPE_TRAIN_POSITIONS=${XLPE_TRAIN_POSITIONS:-oracle}
     local train_positions
