@@ -27,6 +27,13 @@ def distance_buckets(distance, exact=8, buckets=16, max_distance=256):
                        log_bucket.clamp(max=buckets - 1))
 
 
+def sentence_pairs(lengths, time):
+    """``(batch, time, time)`` bool: True for the pairs ``i < j < length`` of each sentence."""
+    index = torch.arange(time, device=lengths.device)
+    valid = index.unsqueeze(0) < lengths.unsqueeze(1)
+    return (index.unsqueeze(1) < index.unsqueeze(0)) & valid.unsqueeze(2) & valid.unsqueeze(1)
+
+
 class PairwiseOrderScorer(nn.Module):
     """Pair scores ``(batch, time, time)`` for right-padded token indices.
 
@@ -86,12 +93,8 @@ class PairwiseOrderScorer(nn.Module):
         quadratically many pairs, from drowning the short ones (Kendall's tau is a mean
         over sentences too).
         """
-        time = scores.shape[1]
         lengths = torch.as_tensor(lengths, device=scores.device)
-        index = torch.arange(time, device=scores.device)
-        valid = index.unsqueeze(0) < lengths.unsqueeze(1)
-        pairs_mask = (index.unsqueeze(1) < index.unsqueeze(0)) & valid.unsqueeze(2) \
-            & valid.unsqueeze(1)
+        pairs_mask = sentence_pairs(lengths, scores.shape[1])
         before = (positions.unsqueeze(2) < positions.unsqueeze(1)).to(scores.dtype)
         losses = F.binary_cross_entropy_with_logits(scores, before, reduction="none")
         losses = losses.masked_fill(~pairs_mask, 0.0)

@@ -19,16 +19,13 @@ maximizing tree inverts, per sentence divided by its number of pairs, like Kenda
 import torch
 
 from .btg_search import btg_search
+from .model import sentence_pairs
 
 
 def inverted_pairs(positions, lengths):
     """``(batch, time, time)`` float: 1 where ``i < j < length`` and position i > position j."""
-    time = positions.shape[1]
-    index = torch.arange(time, device=positions.device)
-    lengths = torch.as_tensor(lengths, device=positions.device)
-    valid = index.unsqueeze(0) < lengths.unsqueeze(1)
-    upper = (index.unsqueeze(1) < index.unsqueeze(0)) & valid.unsqueeze(2) & valid.unsqueeze(1)
-    return ((positions.unsqueeze(2) > positions.unsqueeze(1)) & upper).float()
+    pairs = sentence_pairs(torch.as_tensor(lengths, device=positions.device), positions.shape[1])
+    return ((positions.unsqueeze(2) > positions.unsqueeze(1)) & pairs).float()
 
 
 def structured_hinge_loss(scores, positions, lengths, units, margin=1.0):
