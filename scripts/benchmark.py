@@ -381,8 +381,9 @@ def main(argv=None):
     elif "transformer" not in args.models:
         args.models = ["transformer"] + args.models
     rows = []
+    name = device_name(args.device)
     if args.models:
-        print(f"device {args.device} ({device_name(args.device)}), size {args.size} {SIZES[args.size]}, "
+        print(f"device {args.device} ({name}), size {args.size} {SIZES[args.size]}, "
               f"{args.tokens} target tokens/batch")
         rows = benchmark_models(args)
     if rows and not args.no_memory:
@@ -393,7 +394,7 @@ def main(argv=None):
             row["mem_ratio"] = round(memory / base_memory, 3) if base_memory else None
     print_table(rows)
     results = {"models": rows, "size": args.size, "device": args.device,
-               "device_name": device_name(args.device), "tokens": args.tokens,
+               "device_name": name, "tokens": args.tokens,
                "steps": args.steps, "rounds": args.rounds, "fp16": args.fp16}
     if args.prep:
         prep_rows = benchmark_preparation(args)

@@ -15,8 +15,8 @@ import torch
 from ..help_format import HelpFormatter
 from ..preprocessing.io_utils import InputError, check_outputs, positive_int, run_command
 from .corpus import read_source_with_reorder
-from .metrics import corpus_scores, monotone_scores
 from .btg_search import word_units
+from .metrics import corpus_scores, monotone_scores
 from .preorderer import Preorderer, check_device, length_batches
 from .structured_loss import structured_hinge_loss
 from .vocabulary import Vocabulary
@@ -78,13 +78,8 @@ def train_preorderer(sentences, positions, valid=None, *, embed_dim=64, hidden_d
         for batch in batches:
             items = [encoded[k] for k in batch]
             tokens, reference, lengths = _collate(items, preorderer.vocabulary.pad_index, device)
-            scores = scorer(tokens, lengths)
-            batch_loss = 0.0
-            if loss != "structured":
-                batch_loss = scorer.pairwise_loss(scores, reference, lengths)
-            if loss != "pairwise":
-                batch_loss = batch_loss + structured_hinge_loss(
-                    scores, reference, lengths, [units for _, _, units in items], margin)
+            batch_loss = training_loss(scorer, tokens, reference, lengths,
+                                       [units for _, _, units in items], loss, margin)
             optimizer.zero_grad()
             batch_loss.backward()
             torch.nn.utils.clip_grad_norm_(scorer.parameters(), 1.0)
@@ -113,6 +108,17 @@ def train_preorderer(sentences, positions, valid=None, *, embed_dim=64, hidden_d
     if save is not None:
         preorderer.save(save)
     return preorderer
+
+
+def training_loss(scorer, tokens, reference, lengths, units, loss, margin):
+    """The batch's loss of kind ``loss`` (one of ``LOSSES``) under ``scorer``."""
+    scores = scorer(tokens, lengths)
+    total = 0.0
+    if loss != "structured":
+        total = scorer.pairwise_loss(scores, reference, lengths)
+    if loss != "pairwise":
+        total = total + structured_hinge_loss(scores, reference, lengths, units, margin)
+    return total
 
 
 def _collate(items, pad_index, device):

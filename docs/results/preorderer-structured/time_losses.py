@@ -16,8 +16,7 @@ import torch
 from xlpe_fairseq.preordering.btg_search import word_units
 from xlpe_fairseq.preordering.corpus import read_source_with_reorder
 from xlpe_fairseq.preordering.preorderer import Preorderer, length_batches
-from xlpe_fairseq.preordering.structured_loss import structured_hinge_loss
-from xlpe_fairseq.preordering.train import _collate
+from xlpe_fairseq.preordering.train import LOSSES, _collate, training_loss
 from xlpe_fairseq.preordering.vocabulary import Vocabulary
 
 
@@ -31,7 +30,7 @@ def main(bpe, src, count=40):
     optimizer = torch.optim.Adam(scorer.parameters(), lr=3e-3)
     batches = list(length_batches([len(s) for s, _ in examples], 4000))
     random.Random(1).shuffle(batches)
-    times = {"pairwise": [], "structured": [], "both": []}
+    times = {loss: [] for loss in LOSSES}
     for batch in batches[:count]:
         items = [(torch.tensor(preorderer.vocabulary.encode(examples[k][0])),
                   torch.tensor(examples[k][1]), word_units(examples[k][0])) for k in batch]
@@ -39,12 +38,7 @@ def main(bpe, src, count=40):
         units = [u for _, _, u in items]
         for loss in times:
             start = time.perf_counter()
-            scores = scorer(tokens, lengths)
-            value = 0.0
-            if loss != "structured":
-                value = scorer.pairwise_loss(scores, reference, lengths)
-            if loss != "pairwise":
-                value = value + structured_hinge_loss(scores, reference, lengths, units)
+            value = training_loss(scorer, tokens, reference, lengths, units, loss, 1.0)
             optimizer.zero_grad()
             value.backward()
             optimizer.step()
