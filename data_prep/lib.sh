@@ -22,6 +22,14 @@ fresh() {
     done
 }
 
+# stamp FILE TEXT: FILE holds TEXT, rewritten only when TEXT changes, so that a step given FILE
+# as an input to `fresh` runs again when its settings change, not on every call.
+stamp() {
+    local file=$1 text=$2
+    [[ -f $file && $(<"$file") == "$text" ]] && return
+    printf '%s\n' "$text" > "$file.tmp" && mv "$file.tmp" "$file"
+}
+
 # timed NAME COMMAND...: run a step and report its wall time.
 timed() {
     local name=$1 start=$EPOCHREALTIME
@@ -42,8 +50,10 @@ skipped() {
 cross_fit_train_positions() {
     local bpe=$1 src=$2 folds=$3
     shift 3
+    stamp "$bpe/train.pred.settings" "folds=$folds $*"
     if fresh "$bpe/train.pred.reorder" "$bpe/train.mixed.reorder" -- "$bpe/train.$src" \
-            "$bpe/train.btg.reorder" "$bpe/valid.$src" "$bpe/valid.btg.reorder"; then
+            "$bpe/train.btg.reorder" "$bpe/valid.$src" "$bpe/valid.btg.reorder" \
+            "$bpe/train.pred.settings"; then
         skipped "cross-fit train positions"
     else
         timed "cross-fit train positions ($folds folds)" \

@@ -130,8 +130,10 @@ reorder() {
 # preorder OUT SRC: train the source-only preorderer on the BTG oracle, predict valid/test.
 preorder() {
     local out=$1 src=$2 bpe=$1/bpe split
+    stamp "$out/preorderer.settings" "epochs=$PREORDER_EPOCHS seconds=$PREORDER_SECONDS \
+loss=$PREORDER_LOSS device=$PREORDER_DEVICE"
     if fresh "$out/preorderer.pt" -- "$bpe/train.$src" "$bpe/train.btg.reorder" \
-            "$bpe/valid.$src" "$bpe/valid.btg.reorder"; then
+            "$bpe/valid.$src" "$bpe/valid.btg.reorder" "$out/preorderer.settings"; then
         skipped "train preorderer"
     else
         timed "train preorderer (at most $PREORDER_EPOCHS epochs, ${PREORDER_SECONDS}s)" \

@@ -57,7 +57,7 @@ BPE=$OUT/bpe
 BIN=$OUT/data-bin
 SPLITS=(train valid test)
 
-# fresh, timed, skipped
+# fresh, stamp, timed, skipped
 source "$(dirname "$0")/lib.sh"
 
 mkdir -p "$CORPUS" "$BPE" "$BIN"
@@ -174,8 +174,9 @@ train_preorderer() {
         --epochs "$PREORDER_EPOCHS" --threads "$PREORDER_THREADS" --save "$PREORDERER.part"
     mv "$PREORDERER.part" "$PREORDERER"
 }
+stamp "$OUT/preorderer.settings" "epochs=$PREORDER_EPOCHS"
 if fresh "$PREORDERER" -- "$BPE/train.$SRC" "$BPE/train.btg.reorder" "$BPE/valid.$SRC" \
-        "$BPE/valid.btg.reorder"; then
+        "$BPE/valid.btg.reorder" "$OUT/preorderer.settings"; then
     skipped "train preorderer"
 else
     timed "train preorderer ($PREORDER_EPOCHS epochs)" train_preorderer

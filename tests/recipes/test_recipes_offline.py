@@ -268,6 +268,22 @@ def test_libreoffice_from_raw_dir_and_rerun_skips_everything(recipe_runs):
     assert steps and all("up to date, skipped" in line for line in steps), rerun
 
 
+def test_libreoffice_rerun_with_other_preorderer_settings_retrains_it(recipe_runs):
+    out, _ = finished(recipe_runs, "libreoffice")
+    raw = out.parent / "libreoffice-raw"
+    rerun = run_recipe("prepare-libreoffice-en-de.sh", "--raw-dir", raw, out,
+                       env={"PREORDER_LOSS": "structured"})
+    redone = [line for line in rerun.splitlines()
+              if line.startswith("== ") and "skipped" not in line and ":" not in line]
+    for step in ("train preorderer", "preorder valid/test"):
+        assert any(step in line for line in redone), \
+            f"{step!r} kept a result made with the old PREORDER_LOSS:\n{rerun}"
+    assert "up to date, skipped" in rerun, f"steps before the preorderer ran again:\n{rerun}"
+    again = run_recipe("prepare-libreoffice-en-de.sh", "--raw-dir", raw, out,
+                       env={"PREORDER_LOSS": "structured"})
+    assert "train preorderer: up to date, skipped" in again, again
+
+
 PAGE = """<html><body><div id="DisplayArea">
 <h1 id="hd_id1" dir="auto">{title}</h1>
 <p id="par_id2" class="paragraph">{text} <span class="emph">{menu}</span>
