@@ -16,6 +16,7 @@ CONSOLE_SCRIPTS = [
     "xlpe-preorder-train = xlpe_fairseq.preordering.train:main",
     "xlpe-preorder = xlpe_fairseq.preordering.predict:main",
     "xlpe-preorder-crossfit = xlpe_fairseq.preordering.cross_fit:main",
+    "xlpe-preorder-ensemble = xlpe_fairseq.preordering.ensemble:main",
     "xlpe-reorder-score = xlpe_fairseq.preordering.metrics:main",
     "xlpe-reorder-ceiling = xlpe_fairseq.preordering.ceiling:main",
     "xlpe-reorder-text = xlpe_fairseq.reordering.reorder_text:main",

@@ -7,7 +7,10 @@ evaluation tools all call :meth:`Preorderer.predict`.
 
 The checkpoint is self-contained (vocabulary, hyper-parameters, weights, search penalty) and
 holds only plain Python values and tensors, so it loads under torch's ``weights_only`` default.
+An ensemble checkpoint (``xlpe-preorder-ensemble``) holds several such preorderers and one
+penalty; :meth:`Preorderer.load` reads both kinds, so every path above takes either.
 """
+import contextlib
 import os
 
 import torch
@@ -49,7 +52,8 @@ class Preorderer:
 
     @classmethod
     def load(cls, path, device="cpu"):
-        """Read a checkpoint written by :meth:`save`; InputError (a ValueError) if it is not one."""
+        """Read a checkpoint of :meth:`save` (a Preorderer) or of ``xlpe-preorder-ensemble``
+        (a :class:`PreordererEnsemble`); InputError (a ValueError) if it is neither."""
         check_device(device)
         try:
             checkpoint = torch.load(path, map_location=device, weights_only=True)
@@ -67,29 +71,35 @@ class Preorderer:
                 f"constraint; version 1 was the score-and-sort BiLSTM): retrain it with "
                 f"xlpe-preorder-train")
         try:
-            scorer = PairwiseOrderScorer(**checkpoint["config"])
-            scorer.load_state_dict(checkpoint["state_dict"])
-            preorderer = cls(Vocabulary(checkpoint["vocabulary"]), scorer.to(device),
-                             inversion_penalty=float(checkpoint["inversion_penalty"]))
+            if "members" in checkpoint:
+                return PreordererEnsemble(
+                    [cls._from_checkpoint(member, device) for member in checkpoint["members"]],
+                    inversion_penalty=float(checkpoint["inversion_penalty"]))
+            return cls._from_checkpoint(checkpoint, device)
         except (KeyError, TypeError, ValueError, RuntimeError) as err:
             raise InputError(f"{path}: damaged preorderer checkpoint ({type(err).__name__}: "
                              f"{_first_line(err)})") from None
-        scorer.eval()
-        return preorderer
 
-    def save(self, path):
-        """Write the checkpoint atomically (a crash never leaves half a file at ``path``)."""
-        checkpoint = {
-            "format": CHECKPOINT_FORMAT,
-            "version": CHECKPOINT_VERSION,
+    @classmethod
+    def _from_checkpoint(cls, checkpoint, device):
+        scorer = PairwiseOrderScorer(**checkpoint["config"])
+        scorer.load_state_dict(checkpoint["state_dict"])
+        scorer.to(device).eval()
+        return cls(Vocabulary(checkpoint["vocabulary"]), scorer,
+                   inversion_penalty=float(checkpoint["inversion_penalty"]))
+
+    def _checkpoint(self):
+        return {
             "vocabulary": self.vocabulary.tokens,
             "config": self.scorer.config,
             "inversion_penalty": float(self.inversion_penalty),
             "state_dict": {name: tensor.detach().cpu()
                            for name, tensor in self.scorer.state_dict().items()},
         }
-        with atomic_output(os.fspath(path), mode="wb") as f:
-            torch.save(checkpoint, f)
+
+    def save(self, path):
+        """Write the checkpoint atomically (a crash never leaves half a file at ``path``)."""
+        _save_checkpoint(path, self._checkpoint())
 
     def to(self, device):
         self.scorer.to(device)
@@ -108,6 +118,11 @@ class Preorderer:
             tokens[row, :len(sentence)] = torch.tensor(self.vocabulary.encode(sentence))
         return tokens.to(self.device), torch.tensor(lengths)
 
+    def pair_scores(self, sentences):
+        """The scorer's ``(B, T, T)`` pair scores of a batch of token lists."""
+        tokens, lengths = self.encode_batch(sentences)
+        return self.scorer(tokens, lengths)
+
     @torch.no_grad()
     def predict(self, sentences, max_tokens=20000):
         """Positions (a BTG-consistent permutation of range(len(s))) for each token list ``s``.
@@ -117,23 +132,77 @@ class Preorderer:
         (``btg_search.quantize_scores``), so the float noise of another batching changes a
         result only if a score sits right on a rounding boundary.
         """
-        sentences = [list(sentence) for sentence in sentences]
-        for k, sentence in enumerate(sentences, start=1):
-            check_length("input", k, len(sentence), MAX_TOKENS, "the preorderer")
-        results = [[] for _ in sentences]
-        was_training = self.scorer.training
-        self.scorer.eval()
-        try:
-            for batch in length_batches([len(s) for s in sentences], max_tokens):
-                tokens, lengths = self.encode_batch([sentences[k] for k in batch])
-                scores = self.scorer(tokens, lengths)
-                predictions = btg_search(scores, lengths, self.inversion_penalty,
-                                         [word_units(sentences[k]) for k in batch])
-                for k, positions in zip(batch, predictions):
-                    results[k] = positions
-        finally:
-            self.scorer.train(was_training)
-        return results
+        with evaluating([self]):
+            return search_positions(sentences, self.pair_scores, self.inversion_penalty,
+                                    max_tokens)
+
+
+class PreordererEnsemble:
+    """Several preorderers decoded as one: the BTG search runs on their mean pair scores.
+
+    Members trained with other seeds make other errors; averaging their pair scores before the
+    search (rather than voting on whole permutations) keeps every prediction one BTG-consistent
+    permutation. ``inversion_penalty`` is the ensemble's own, tuned on valid by
+    ``xlpe-preorder-ensemble``: the members' penalties were tuned for their own scores.
+    """
+
+    def __init__(self, members, inversion_penalty=0.0):
+        if not members:
+            raise ValueError("an ensemble needs at least one preorderer")
+        self.members = list(members)
+        self.inversion_penalty = inversion_penalty
+
+    def pair_scores(self, sentences):
+        return torch.stack([member.pair_scores(sentences).to(self.members[0].device)
+                            for member in self.members]).mean(0)
+
+    @torch.no_grad()
+    def predict(self, sentences, max_tokens=20000):
+        """As :meth:`Preorderer.predict`, on the members' mean pair scores."""
+        with evaluating(self.members):
+            return search_positions(sentences, self.pair_scores, self.inversion_penalty,
+                                    max_tokens)
+
+    def save(self, path):
+        _save_checkpoint(path, {"inversion_penalty": float(self.inversion_penalty),
+                                "members": [member._checkpoint() for member in self.members]})
+
+
+@contextlib.contextmanager
+def evaluating(preorderers):
+    """The preorderers' scorers in eval mode (no dropout), each back in its mode afterwards:
+    training predicts on valid between epochs."""
+    modes = [preorderer.scorer.training for preorderer in preorderers]
+    for preorderer in preorderers:
+        preorderer.scorer.eval()
+    try:
+        yield
+    finally:
+        for preorderer, mode in zip(preorderers, modes):
+            preorderer.scorer.train(mode)
+
+
+def search_positions(sentences, pair_scores, inversion_penalty, max_tokens):
+    """The BTG search's positions for each token list, in input order, batched by length;
+    ``pair_scores(batch)`` gives a batch's ``(B, T, T)`` scores."""
+    sentences = [list(sentence) for sentence in sentences]
+    for k, sentence in enumerate(sentences, start=1):
+        check_length("input", k, len(sentence), MAX_TOKENS, "the preorderer")
+    results = [[] for _ in sentences]
+    for batch in length_batches([len(s) for s in sentences], max_tokens):
+        batch_sentences = [sentences[k] for k in batch]
+        predictions = btg_search(pair_scores(batch_sentences),
+                                 torch.tensor([len(s) for s in batch_sentences]),
+                                 inversion_penalty, [word_units(s) for s in batch_sentences])
+        for k, positions in zip(batch, predictions):
+            results[k] = positions
+    return results
+
+
+def _save_checkpoint(path, content):
+    """Write a checkpoint atomically (a crash never leaves half a file at ``path``)."""
+    with atomic_output(os.fspath(path), mode="wb") as f:
+        torch.save({"format": CHECKPOINT_FORMAT, "version": CHECKPOINT_VERSION, **content}, f)
 
 
 def check_device(device):

@@ -65,7 +65,7 @@ def train_preorderer(sentences, positions, valid=None, *, embed_dim=64, hidden_d
     optimizer = torch.optim.Adam(scorer.parameters(), lr=lr)
     batches = list(length_batches([len(s) for s, _ in examples], batch_tokens))
     if valid is not None:
-        log(f"valid monotone: {_format(monotone_scores(valid[1]))}")
+        log(f"valid monotone: {format_scores(monotone_scores(valid[1]))}")
     best_tau = None
     best_state = None
     start = time.monotonic()
@@ -91,7 +91,7 @@ def train_preorderer(sentences, positions, valid=None, *, embed_dim=64, hidden_d
                    f"({tokens_seen / max(seconds, 1e-9):.0f} tokens/s)")
         if valid is not None:
             scores = corpus_scores(preorderer.predict(valid[0]), valid[1])
-            message += f", valid {_format(scores)}"
+            message += f", valid {format_scores(scores)}"
             if best_tau is None or scores["kendall_tau"] > best_tau:
                 best_tau = scores["kendall_tau"]
                 best_state = {k: v.detach().clone() for k, v in scorer.state_dict().items()}
@@ -104,7 +104,7 @@ def train_preorderer(sentences, positions, valid=None, *, embed_dim=64, hidden_d
         scorer.load_state_dict(best_state)
     scorer.eval()
     if valid is not None:
-        preorderer.inversion_penalty = _tune_penalty(preorderer, valid, log)
+        preorderer.inversion_penalty = tune_penalty(preorderer, valid, log)
     if save is not None:
         preorderer.save(save)
     return preorderer
@@ -132,21 +132,21 @@ def _collate(items, pad_index, device):
     return tokens.to(device), reference.to(device), lengths
 
 
-def _tune_penalty(preorderer, valid, log):
+def tune_penalty(preorderer, valid, log):
     """The inversion penalty of ``PENALTY_GRID`` with the best tau + FRS on ``valid``."""
     best = None
     for penalty in PENALTY_GRID:
         preorderer.inversion_penalty = penalty
         scores = corpus_scores(preorderer.predict(valid[0]), valid[1])
         total = scores["kendall_tau"] + scores["fuzzy_reordering_score"]
-        log(f"inversion penalty {penalty:g}: valid {_format(scores)}")
+        log(f"inversion penalty {penalty:g}: valid {format_scores(scores)}")
         if best is None or total > best[0]:
             best = (total, penalty)
     log(f"inversion penalty {best[1]:g} kept")
     return best[1]
 
 
-def _format(scores):
+def format_scores(scores):
     return f"tau {scores['kendall_tau']:.4f} FRS {scores['fuzzy_reordering_score']:.4f}"
 
 

@@ -1,0 +1,88 @@
+"""``xlpe-preorder-ensemble``: several trained preorderers as one checkpoint.
+
+The ensemble decodes with the BTG search on the members' mean pair scores
+(:class:`~.preorderer.PreordererEnsemble`), so its predictions stay BTG-consistent; members
+trained with other seeds make other errors, which the mean partly cancels. Its checkpoint
+goes wherever a preorderer's does (``xlpe-preorder``, ``--preorderer`` of fairseq-generate,
+fairseq-interactive and ``xlpe-translate``).
+"""
+import argparse
+import os
+import sys
+
+import torch
+
+from ..help_format import HelpFormatter
+from ..preprocessing.io_utils import (
+    InputError,
+    check_outputs,
+    positive_int,
+    require_files,
+    run_command,
+)
+from .corpus import read_source_with_reorder
+from .metrics import corpus_scores
+from .preorderer import Preorderer, PreordererEnsemble
+from .train import format_scores, tune_penalty
+
+
+def build_parser():
+    parser = argparse.ArgumentParser(
+        prog="xlpe-preorder-ensemble",
+        description="Combine preorderers of xlpe-preorder-train (e.g. trained with other "
+        "--seed) into one checkpoint that decodes on their mean pair scores; with a "
+        "validation set, its inversion penalty is tuned there as xlpe-preorder-train tunes "
+        "a single model's.",
+        formatter_class=HelpFormatter,
+    )
+    parser.add_argument("--preorderers", nargs="+", required=True, metavar="CHECKPOINT",
+                        help="two or more checkpoints of xlpe-preorder-train")
+    parser.add_argument("--valid-source", help="validation source BPE text")
+    parser.add_argument("--valid-reorder", help="validation reorder file (oracle positions); "
+                        "without a validation set the penalty is the members' mean")
+    parser.add_argument("--save", required=True, help="ensemble checkpoint to write")
+    parser.add_argument("--device", default="cpu", help="torch device, e.g. cpu or cuda")
+    parser.add_argument("--threads", type=positive_int, default=os.cpu_count(),
+                        help="CPU threads for torch (default: all cores)")
+    return parser
+
+
+def main(argv=None):
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if (args.valid_source is None) != (args.valid_reorder is None):
+        parser.error("--valid-source and --valid-reorder go together")
+    if len(args.preorderers) < 2:
+        parser.error("--preorderers: an ensemble needs two or more checkpoints")
+
+    def log(line):
+        print(f"xlpe-preorder-ensemble: {line}", file=sys.stderr, flush=True)
+
+    def body():
+        torch.set_num_threads(args.threads)
+        valid_files = [args.valid_source, args.valid_reorder] if args.valid_source else []
+        require_files(args.preorderers + valid_files)
+        check_outputs([args.save], args.preorderers + valid_files)
+        members = []
+        for path in args.preorderers:
+            member = Preorderer.load(path, device=args.device)
+            if isinstance(member, PreordererEnsemble):
+                raise InputError(f"{path}: an ensemble; give its members' checkpoints")
+            members.append(member)
+        ensemble = PreordererEnsemble(
+            members, inversion_penalty=sum(m.inversion_penalty for m in members) / len(members))
+        if args.valid_source:
+            valid = read_source_with_reorder(args.valid_source, args.valid_reorder)
+            for path, member in zip(args.preorderers, members):
+                scores = corpus_scores(member.predict(valid[0]), valid[1])
+                log(f"{path}: valid {format_scores(scores)}")
+            ensemble.inversion_penalty = tune_penalty(ensemble, valid, log)
+        ensemble.save(args.save)
+        log(f"wrote {len(members)} preorderers, inversion penalty "
+            f"{ensemble.inversion_penalty:g}, to {args.save}")
+
+    run_command(body, "xlpe-preorder-ensemble")
+
+
+if __name__ == "__main__":
+    main()
