@@ -26,7 +26,9 @@
 #   PREORDER_EPOCHS (5): the preorderer's epochs (with its fixed seed, this fixes the result);
 #   PREORDER_SECONDS (3600): a safety cap, checked after each epoch, that makes the result
 #   depend on the machine's speed if it stops training early; PREORDER_DEVICE (cpu, or cuda);
-#   PREORDER_LOSS (pairwise, structured or both: xlpe-preorder-train --loss).
+#   PREORDER_LOSS (pairwise, structured or both: xlpe-preorder-train --loss);
+#   PREORDER_SEEDS (1): with N > 1, N preorderers (seeds 1..N, preorderer.seedK.pt) combined
+#   by xlpe-preorder-ensemble into preorderer.pt (N times the training time).
 #   XLPE_TRAIN_POSITIONS: the XL PE training positions in data-bin/xlpe: oracle (default; BTG
 #   positions from the alignment), predicted (the preorderer's, cross-fitted over
 #   PREORDER_FOLDS (2) folds with xlpe-preorder-crossfit, so that train positions look like
@@ -129,18 +131,25 @@ reorder() {
 
 # preorder OUT SRC: train the source-only preorderer on the BTG oracle, predict valid/test.
 preorder() {
-    local out=$1 src=$2 bpe=$1/bpe split
+    local out=$1 src=$2 bpe=$1/bpe split seed members=()
     stamp "$out/preorderer.settings" "epochs=$PREORDER_EPOCHS seconds=$PREORDER_SECONDS \
-loss=$PREORDER_LOSS device=$PREORDER_DEVICE"
-    if fresh "$out/preorderer.pt" -- "$bpe/train.$src" "$bpe/train.btg.reorder" \
-            "$bpe/valid.$src" "$bpe/valid.btg.reorder" "$out/preorderer.settings"; then
-        skipped "train preorderer"
+loss=$PREORDER_LOSS device=$PREORDER_DEVICE seeds=$PREORDER_SEEDS"
+    if ((PREORDER_SEEDS == 1)); then
+        train_preorderer "$out/preorderer.pt" "$bpe" "$src" "$out/preorderer.settings" 1
     else
-        timed "train preorderer (at most $PREORDER_EPOCHS epochs, ${PREORDER_SECONDS}s)" \
-            xlpe-preorder-train --source "$bpe/train.$src" --reorder "$bpe/train.btg.reorder" \
-            --valid-source "$bpe/valid.$src" --valid-reorder "$bpe/valid.btg.reorder" \
-            --epochs "$PREORDER_EPOCHS" --max-seconds "$PREORDER_SECONDS" \
-            --loss "$PREORDER_LOSS" --device "$PREORDER_DEVICE" --save "$out/preorderer.pt"
+        for ((seed = 1; seed <= PREORDER_SEEDS; seed++)); do
+            members+=("$out/preorderer.seed$seed.pt")
+            train_preorderer "${members[-1]}" "$bpe" "$src" "$out/preorderer.settings" "$seed"
+        done
+        if fresh "$out/preorderer.pt" -- "${members[@]}" "$bpe/valid.$src" \
+                "$bpe/valid.btg.reorder"; then
+            skipped "ensemble preorderers"
+        else
+            timed "ensemble $PREORDER_SEEDS preorderers" xlpe-preorder-ensemble \
+                --preorderers "${members[@]}" --valid-source "$bpe/valid.$src" \
+                --valid-reorder "$bpe/valid.btg.reorder" --device "$PREORDER_DEVICE" \
+                --save "$out/preorderer.pt"
+        fi
     fi
     if [[ $XLPE_TRAIN_POSITIONS != oracle ]]; then
         cross_fit_train_positions "$bpe" "$src" "$PREORDER_FOLDS" --epochs "$PREORDER_EPOCHS" \
@@ -167,6 +176,22 @@ loss=$PREORDER_LOSS device=$PREORDER_DEVICE"
         "the oracle of repeated train sources scored on each other" \
         "$bpe/train.$src" "$bpe/train.btg.reorder" -- \
         xlpe-reorder-ceiling --source "$bpe/train.$src" --reorder "$bpe/train.btg.reorder"
+}
+
+# train_preorderer SAVE BPE SRC SETTINGS SEED: one preorderer on the BTG oracle of train,
+# its epoch and penalty chosen on valid; skipped while SAVE is newer than its data and SETTINGS.
+train_preorderer() {
+    local save=$1 bpe=$2 src=$3 settings=$4 seed=$5
+    if fresh "$save" -- "$bpe/train.$src" "$bpe/train.btg.reorder" "$bpe/valid.$src" \
+            "$bpe/valid.btg.reorder" "$settings"; then
+        skipped "train preorderer (seed $seed)"
+    else
+        timed "train preorderer (seed $seed, at most $PREORDER_EPOCHS epochs, ${PREORDER_SECONDS}s)" \
+            xlpe-preorder-train --source "$bpe/train.$src" --reorder "$bpe/train.btg.reorder" \
+            --valid-source "$bpe/valid.$src" --valid-reorder "$bpe/valid.btg.reorder" \
+            --epochs "$PREORDER_EPOCHS" --max-seconds "$PREORDER_SECONDS" --seed "$seed" \
+            --loss "$PREORDER_LOSS" --device "$PREORDER_DEVICE" --save "$save"
+    fi
 }
 
 # report OUT STEP TITLE IN... -- COMMAND...: COMMAND's output written atomically to OUT and
@@ -254,6 +279,7 @@ prepare_corpus() {
     PREORDER_EPOCHS=${PREORDER_EPOCHS:-5}
     PREORDER_DEVICE=${PREORDER_DEVICE:-cpu}
     PREORDER_LOSS=${PREORDER_LOSS:-pairwise}
+    PREORDER_SEEDS=${PREORDER_SEEDS:-1}
     PREORDER_FOLDS=${PREORDER_FOLDS:-2}
     XLPE_TRAIN_POSITIONS=${XLPE_TRAIN_POSITIONS:-oracle}
     local train_positions
@@ -267,6 +293,10 @@ prepare_corpus() {
             return 2
             ;;
     esac
+    if ! [[ $PREORDER_SEEDS =~ ^[1-9][0-9]{0,2}$ ]]; then
+        echo "PREORDER_SEEDS must be a whole number from 1 to 999, not '$PREORDER_SEEDS'" >&2
+        return 2
+    fi
     for split in "${PIPELINE_SPLITS[@]}"; do
         need_files "$raw/$split.$src" "$raw/$split.$tgt"
         same_line_count "$raw/$split.$src" "$raw/$split.$tgt"

@@ -281,7 +281,32 @@ def test_libreoffice_rerun_with_other_preorderer_settings_retrains_it(recipe_run
     assert "up to date, skipped" in rerun, f"steps before the preorderer ran again:\n{rerun}"
     again = run_recipe("prepare-libreoffice-en-de.sh", "--raw-dir", raw, out,
                        env={"PREORDER_LOSS": "structured"})
-    assert "train preorderer: up to date, skipped" in again, again
+    assert "train preorderer (seed 1): up to date, skipped" in again, again
+
+
+def test_libreoffice_preorderer_seeds_make_an_ensemble(recipe_runs):
+    from xlpe_fairseq.preordering.preorderer import Preorderer, PreordererEnsemble
+
+    out, _ = finished(recipe_runs, "libreoffice")
+    log = run_recipe("prepare-libreoffice-en-de.sh", "--raw-dir", out.parent / "libreoffice-raw",
+                     out, env={"PREORDER_SEEDS": "2"})
+    assert "== ensemble 2 preorderers:" in log and "== preorder valid/test:" in log, log
+    ensemble = Preorderer.load(out / "preorderer.pt")
+    assert isinstance(ensemble, PreordererEnsemble) and len(ensemble.members) == 2
+    seeds = [Preorderer.load(out / f"preorderer.seed{k}.pt") for k in (1, 2)]
+    assert seeds[0].scorer.state_dict()["project.weight"].ne(
+        seeds[1].scorer.state_dict()["project.weight"]).any(), "both members got one seed"
+
+
+@pytest.mark.parametrize("seeds", ["0", "two", "1000"])
+def test_a_bad_preorderer_seed_count_is_refused_before_any_work(tmp_path, seeds):
+    raw = write_raw(tmp_path / "raw", "en", "de")
+    result = subprocess.run(**recipe_command("prepare-libreoffice-en-de.sh", "--raw-dir", raw,
+                                             tmp_path / "out", env={"PREORDER_SEEDS": seeds}),
+                            stderr=subprocess.PIPE)
+    assert result.returncode == 2, result.stderr
+    assert f"PREORDER_SEEDS must be a whole number from 1 to 999, not '{seeds}'" in result.stderr
+    assert not (tmp_path / "out" / "tok").exists(), "nothing is done before the check"
 
 
 PAGE = """<html><body><div id="DisplayArea">

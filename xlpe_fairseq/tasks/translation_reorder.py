@@ -62,7 +62,8 @@ class TranslationReorderConfig(TranslationConfig):
     preorderer: Optional[str] = field(
         default=None,
         metadata={
-            "help": "source-only preorderer checkpoint (xlpe-preorder-train) that predicts "
+            "help": "source-only preorderer checkpoint (xlpe-preorder-train, or an ensemble of "
+            "xlpe-preorder-ensemble) that predicts "
             "reorder positions for splits without {split}.reorder files and for "
             "fairseq-interactive input"
         },
