@@ -1,4 +1,5 @@
-"""One preorderer checkpoint gives one sentence the same positions on every path.
+"""One preorderer checkpoint (one model or an ensemble) gives one sentence the same positions
+on every path.
 
 The paths: the file written by ``xlpe-preorder``; ``--preorderer`` in the task when a split has
 no reorder file (``load_dataset`` → ``predict_positions``: fairseq-generate, and through it
@@ -18,26 +19,35 @@ from xlpe_fairseq import criterions, models, tasks as plugin_tasks  # noqa: F401
 from xlpe_fairseq.evaluation.attention_alignment import load_model
 from xlpe_fairseq.preordering import predict
 from xlpe_fairseq.preordering.corpus import read_tokens
-from xlpe_fairseq.preordering.preorderer import Preorderer
+from xlpe_fairseq.preordering.preorderer import Preorderer, PreordererEnsemble
 from xlpe_fairseq.preordering.vocabulary import Vocabulary
 from xlpe_fairseq.reordering.btg_rules import is_btg_reachable
 
 USER_DIR = str(Path(__file__).resolve().parents[2] / "xlpe_fairseq")
 
 
-@pytest.fixture(scope="module")
-def setup(tmp_path_factory):
-    """A binarized corpus without test positions and a preorderer that reorders a lot."""
-    root = tmp_path_factory.mktemp("paths")
-    raw = write_corpus(root / "raw", sizes={"train": 30, "valid": 5, "test": 40})
-    preprocess_corpus(raw, root / "data-bin")
-    torch.manual_seed(0)
+def random_preorderer(raw, seed):
+    torch.manual_seed(seed)
     preorderer = Preorderer.create(Vocabulary.build(read_tokens(raw / "train.xx")), hidden_dim=8,
                                    embed_dim=8, pair_dim=8)
     # random pair scores of both signs: many inversions, so agreement is not by monotony
     torch.nn.init.normal_(preorderer.scorer.project.weight, std=3.0)
     torch.nn.init.zeros_(preorderer.scorer.distance.weight)
-    preorderer.save(root / "preorderer.pt")
+    return preorderer
+
+
+@pytest.fixture(scope="module", params=["one preorderer", "an ensemble"])
+def setup(tmp_path_factory, request):
+    """A binarized corpus without test positions and a preorderer checkpoint (one model, or an
+    ensemble of two, as xlpe-preorder-ensemble writes) that reorders a lot."""
+    root = tmp_path_factory.mktemp("paths")
+    raw = write_corpus(root / "raw", sizes={"train": 30, "valid": 5, "test": 40})
+    preprocess_corpus(raw, root / "data-bin")
+    if request.param == "an ensemble":
+        PreordererEnsemble([random_preorderer(raw, 0), random_preorderer(raw, 1)]).save(
+            root / "preorderer.pt")
+    else:
+        random_preorderer(raw, 0).save(root / "preorderer.pt")
     return raw, root / "data-bin", root / "preorderer.pt"
 
 
