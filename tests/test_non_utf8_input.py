@@ -137,6 +137,17 @@ def preorder(tmp):
              str(tmp / "out" / "test.reorder")], not_utf8(source, 3))
 
 
+def preorder_ensemble(tmp):
+    checkpoints = []
+    for k in (1, 2):
+        checkpoints.append(str(tmp / f"preorderer{k}.pt"))
+        Preorderer.create(Vocabulary.build([["a", "b"]])).save(checkpoints[-1])
+    source = text_file(tmp / "valid.he", ["a b", "b a"], bad_line=2)
+    reorder_path = text_file(tmp / "valid.reorder", ["0 1", "1 0"])
+    return (["--preorderers", *checkpoints, "--valid-source", source, "--valid-reorder",
+             reorder_path, "--save", str(tmp / "out" / "ensemble.pt")], not_utf8(source, 2))
+
+
 def preorder_crossfit(tmp):
     source = text_file(tmp / "train.he", ["a b", "c d", "e f"], bad_line=2)
     reorder_path = text_file(tmp / "train.reorder", ["1 0", "0 1", "0 1"])
@@ -336,6 +347,7 @@ CASES = {
     "xlpe-preorder-train": [preorder_train],
     "xlpe-preorder": [preorder],
     "xlpe-preorder-crossfit": [preorder_crossfit],
+    "xlpe-preorder-ensemble": [preorder_ensemble],
     "xlpe-reorder-score": [reorder_score],
     "xlpe-reorder-ceiling": [reorder_ceiling],
     "xlpe-reorder-text": [reorder_text],
