@@ -18,7 +18,12 @@ import torch
 from ..help_format import HelpFormatter
 from ..preprocessing.io_utils import atomic_output, check_outputs, run_command
 from .corpus import read_source_with_reorder
-from .train import add_training_arguments, train_preorderer, training_settings
+from .train import (
+    add_training_arguments,
+    parse_with_valid_pair,
+    train_preorderer,
+    training_settings,
+)
 
 
 def cross_fit(sentences, positions, folds, valid=None, log=None, **settings):
@@ -71,9 +76,7 @@ def build_parser():
 
 def main(argv=None):
     parser = build_parser()
-    args = parser.parse_args(argv)
-    if (args.valid_source is None) != (args.valid_reorder is None):
-        parser.error("--valid-source and --valid-reorder go together")
+    args = parse_with_valid_pair(parser, argv)
     if not 0.0 <= args.oracle_fraction <= 1.0:
         parser.error(f"--oracle-fraction must be in [0, 1], got {args.oracle_fraction}")
 

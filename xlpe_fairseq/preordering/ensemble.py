@@ -7,7 +7,6 @@ goes wherever a preorderer's does (``xlpe-preorder``, ``--preorderer`` of fairse
 fairseq-interactive and ``xlpe-translate``).
 """
 import argparse
-import os
 import sys
 
 import torch
@@ -16,14 +15,13 @@ from ..help_format import HelpFormatter
 from ..preprocessing.io_utils import (
     InputError,
     check_outputs,
-    positive_int,
     require_files,
     run_command,
 )
 from .corpus import read_source_with_reorder
 from .metrics import corpus_scores
 from .preorderer import Preorderer, PreordererEnsemble
-from .train import format_scores, tune_penalty
+from .train import add_device_arguments, format_scores, parse_with_valid_pair, tune_penalty
 
 
 def build_parser():
@@ -41,17 +39,13 @@ def build_parser():
     parser.add_argument("--valid-reorder", help="validation reorder file (oracle positions); "
                         "without a validation set the penalty is the members' mean")
     parser.add_argument("--save", required=True, help="ensemble checkpoint to write")
-    parser.add_argument("--device", default="cpu", help="torch device, e.g. cpu or cuda")
-    parser.add_argument("--threads", type=positive_int, default=os.cpu_count(),
-                        help="CPU threads for torch (default: all cores)")
+    add_device_arguments(parser)
     return parser
 
 
 def main(argv=None):
     parser = build_parser()
-    args = parser.parse_args(argv)
-    if (args.valid_source is None) != (args.valid_reorder is None):
-        parser.error("--valid-source and --valid-reorder go together")
+    args = parse_with_valid_pair(parser, argv)
     if len(args.preorderers) < 2:
         parser.error("--preorderers: an ensemble needs two or more checkpoints")
 

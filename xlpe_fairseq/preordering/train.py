@@ -196,9 +196,21 @@ def add_training_arguments(parser, save=True):
     parser.add_argument("--margin", type=float, default=1.0,
                         help="the structured hinge's margin per wrongly ordered token pair")
     parser.add_argument("--seed", type=int, default=1, help="random seed")
+    add_device_arguments(parser)
+
+
+def add_device_arguments(parser):
     parser.add_argument("--device", default="cpu", help="torch device, e.g. cpu or cuda")
     parser.add_argument("--threads", type=positive_int, default=os.cpu_count(),
                         help="CPU threads for torch (default: all cores)")
+
+
+def parse_with_valid_pair(parser, argv):
+    """Parsed options; a usage error when only one of --valid-source/--valid-reorder is given."""
+    args = parser.parse_args(argv)
+    if (args.valid_source is None) != (args.valid_reorder is None):
+        parser.error("--valid-source and --valid-reorder go together")
+    return args
 
 
 def training_settings(args):
@@ -212,10 +224,7 @@ def training_settings(args):
 
 
 def main(argv=None):
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    if (args.valid_source is None) != (args.valid_reorder is None):
-        parser.error("--valid-source and --valid-reorder go together")
+    args = parse_with_valid_pair(build_parser(), argv)
 
     def body():
         torch.set_num_threads(args.threads)
