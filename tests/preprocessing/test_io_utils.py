@@ -5,6 +5,8 @@ import signal
 import stat
 import subprocess
 import sys
+import threading
+import time
 
 import pytest
 
@@ -12,6 +14,7 @@ from xlpe_fairseq.preprocessing.io_utils import (
     InputError,
     ToolError,
     atomic_output,
+    child_processes,
     check_not_inputs,
     check_outputs,
     check_same_line_count,
@@ -136,6 +139,25 @@ def test_parallel_imap_preserves_order(workers):
     chunks = [list(range(k, k + 3)) for k in range(0, 30, 3)]
     results = list(parallel_imap(_square_all, iter(chunks), workers, total=30))
     assert [x for chunk in results for x in chunk] == [x * x for x in range(30)]
+
+
+def _slow_square_all(chunk):
+    time.sleep(0.2)
+    return _square_all(chunk)
+
+
+def test_parallel_imap_stopped_early_leaves_no_thread_or_worker():
+    """A command that stops reading (an error, a signal) must not leave the pool's manager
+    thread behind: Python 3.11's exit hook then writes to its closed wake-up pipe and prints
+    an OSError traceback."""
+    threads_before = set(threading.enumerate())
+    results = parallel_imap(_slow_square_all, iter([[k] for k in range(20)]), 2)
+    assert next(results) == [0]
+    results.close()
+    left = [thread.name for thread in set(threading.enumerate()) - threads_before
+            if not thread.daemon]
+    assert left == [], f"threads still running after the pool stopped: {left}"
+    assert child_processes() == [], "workers still running after the pool stopped"
 
 
 def test_a_lone_carriage_return_is_refused_where_counting_and_reading_would_disagree(tmp_path):

@@ -435,14 +435,15 @@ def parallel_imap(func, chunks, workers, total=None, desc="", unit="lines", size
                 yield _collect(pending.popleft(), bar, size)
         except BaseException:
             with termination_deferred():
-                # stop at once: the running chunks' results are not wanted any more
-                executor.shutdown(wait=False, cancel_futures=True)
+                # stop at once: the running chunks' results are not wanted any more. The
+                # workers end first so that shutdown can wait for the executor's manager
+                # thread without waiting for their chunks: left running, that thread closes
+                # its wake-up pipe while Python 3.11's exit hook may write to it, which
+                # prints an OSError traceback after a SIGTERM (a shutdown without waiting
+                # drops the thread, so a later one cannot join it)
                 for process in set(multiprocessing.active_children()) - before:
                     process.terminate()
-                # join the executor's manager thread (quick, its workers are gone): left
-                # running, it closes its wake-up pipe while Python 3.11's exit hook may write
-                # to it, which prints an OSError traceback after a SIGTERM
-                executor.shutdown(wait=True)
+                executor.shutdown(wait=True, cancel_futures=True)
             raise
         executor.shutdown()
 
