@@ -39,6 +39,22 @@ def test_results_do_not_depend_on_the_batching(trained, synthetic_test):
     assert batched == one_by_one, "the search works on rounded scores: batching must not matter"
 
 
+def test_each_penalty_predicts_as_predict_with_that_penalty(trained, synthetic_test):
+    """Tuning the penalty scores valid once and searches it per penalty: the result must be
+    what predict gives under each penalty."""
+    sentences = synthetic_test[0][:60]
+    penalties = (0.0, 0.5, 2.0, 50.0)
+    each = trained.predict_each_penalty(sentences, penalties, max_tokens=64)
+    kept = trained.inversion_penalty
+    try:
+        for penalty in penalties:
+            trained.inversion_penalty = penalty
+            assert each[penalty] == trained.predict(sentences, max_tokens=64), penalty
+    finally:
+        trained.inversion_penalty = kept
+    assert each[0.0] != each[50.0], "a large penalty must change the search (fewer inversions)"
+
+
 def test_untrained_preorderer_is_monotone():
     preorderer = Preorderer.create(Vocabulary.build([["a", "b"]]))
     assert preorderer.predict([["a", "b", "c"]]) == [[0, 1, 2]]

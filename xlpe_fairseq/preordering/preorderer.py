@@ -29,7 +29,33 @@ CHECKPOINT_FORMAT = "xlpe-preorderer"
 CHECKPOINT_VERSION = 2
 
 
-class Preorderer:
+class BTGPrediction:
+    """Prediction for a class with ``pair_scores(sentences)``, ``inversion_penalty`` and
+    ``_networks()`` (the preorderers whose scorers run)."""
+
+    @torch.no_grad()
+    def predict(self, sentences, max_tokens=20000):
+        """Positions (a BTG-consistent permutation of range(len(s))) for each token list ``s``.
+
+        Sentences are batched by length, at most ``max_tokens`` padded tokens a batch, and
+        the results come back in input order. The search sees scores rounded to a grid
+        (``btg_search.quantize_scores``), so the float noise of another batching changes a
+        result only if a score sits right on a rounding boundary.
+        """
+        with evaluating(self._networks()):
+            return search_positions(sentences, self.pair_scores, [self.inversion_penalty],
+                                    max_tokens)[0]
+
+    @torch.no_grad()
+    def predict_each_penalty(self, sentences, penalties, max_tokens=20000):
+        """``{penalty: predict(sentences) under that inversion penalty}``, each batch scored
+        once: the penalty only changes the search (tuning it on valid)."""
+        with evaluating(self._networks()):
+            predictions = search_positions(sentences, self.pair_scores, penalties, max_tokens)
+        return dict(zip(penalties, predictions))
+
+
+class Preorderer(BTGPrediction):
     """Predicts target-ordered source positions from source BPE tokens alone.
 
     The BPE pieces of a word (``@@``-marked) move as a block, as in the BTG oracle.
@@ -123,21 +149,11 @@ class Preorderer:
         tokens, lengths = self.encode_batch(sentences)
         return self.scorer(tokens, lengths)
 
-    @torch.no_grad()
-    def predict(self, sentences, max_tokens=20000):
-        """Positions (a BTG-consistent permutation of range(len(s))) for each token list ``s``.
-
-        Sentences are batched by length, at most ``max_tokens`` padded tokens a batch, and
-        the results come back in input order. The search sees scores rounded to a grid
-        (``btg_search.quantize_scores``), so the float noise of another batching changes a
-        result only if a score sits right on a rounding boundary.
-        """
-        with evaluating([self]):
-            return search_positions(sentences, self.pair_scores, self.inversion_penalty,
-                                    max_tokens)
+    def _networks(self):
+        return [self]
 
 
-class PreordererEnsemble:
+class PreordererEnsemble(BTGPrediction):
     """Several preorderers decoded as one: the BTG search runs on their mean pair scores.
 
     Members trained with other seeds make other errors; averaging their pair scores before the
@@ -156,12 +172,8 @@ class PreordererEnsemble:
         return torch.stack([member.pair_scores(sentences).to(self.members[0].device)
                             for member in self.members]).mean(0)
 
-    @torch.no_grad()
-    def predict(self, sentences, max_tokens=20000):
-        """As :meth:`Preorderer.predict`, on the members' mean pair scores."""
-        with evaluating(self.members):
-            return search_positions(sentences, self.pair_scores, self.inversion_penalty,
-                                    max_tokens)
+    def _networks(self):
+        return self.members
 
     def save(self, path):
         _save_checkpoint(path, {"inversion_penalty": float(self.inversion_penalty),
@@ -182,20 +194,22 @@ def evaluating(preorderers):
             preorderer.scorer.train(mode)
 
 
-def search_positions(sentences, pair_scores, inversion_penalty, max_tokens):
-    """The BTG search's positions for each token list, in input order, batched by length;
-    ``pair_scores(batch)`` gives a batch's ``(B, T, T)`` scores."""
+def search_positions(sentences, pair_scores, inversion_penalties, max_tokens):
+    """For each of ``inversion_penalties``, the BTG search's positions for each token list,
+    in input order, batched by length; ``pair_scores(batch)`` gives a batch's ``(B, T, T)``
+    scores, computed once for all the penalties."""
     sentences = [list(sentence) for sentence in sentences]
     for k, sentence in enumerate(sentences, start=1):
         check_length("input", k, len(sentence), MAX_TOKENS, "the preorderer")
-    results = [[] for _ in sentences]
+    results = [[[] for _ in sentences] for _ in inversion_penalties]
     for batch in length_batches([len(s) for s in sentences], max_tokens):
         batch_sentences = [sentences[k] for k in batch]
-        predictions = btg_search(pair_scores(batch_sentences),
-                                 torch.tensor([len(s) for s in batch_sentences]),
-                                 inversion_penalty, [word_units(s) for s in batch_sentences])
-        for k, positions in zip(batch, predictions):
-            results[k] = positions
+        scores = pair_scores(batch_sentences)
+        lengths = torch.tensor([len(s) for s in batch_sentences])
+        units = [word_units(s) for s in batch_sentences]
+        for penalty, penalty_results in zip(inversion_penalties, results):
+            for k, positions in zip(batch, btg_search(scores, lengths, penalty, units)):
+                penalty_results[k] = positions
     return results
 
 

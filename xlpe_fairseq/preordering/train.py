@@ -135,9 +135,9 @@ def _collate(items, pad_index, device):
 def tune_penalty(preorderer, valid, log):
     """The inversion penalty of ``PENALTY_GRID`` with the best tau + FRS on ``valid``."""
     best = None
+    predictions = preorderer.predict_each_penalty(valid[0], PENALTY_GRID)
     for penalty in PENALTY_GRID:
-        preorderer.inversion_penalty = penalty
-        scores = corpus_scores(preorderer.predict(valid[0]), valid[1])
+        scores = corpus_scores(predictions[penalty], valid[1])
         total = scores["kendall_tau"] + scores["fuzzy_reordering_score"]
         log(f"inversion penalty {penalty:g}: valid {format_scores(scores)}")
         if best is None or total > best[0]:
