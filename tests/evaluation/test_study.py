@@ -392,3 +392,22 @@ def test_report_header_counts_models_and_shows_no_absolute_paths(tmp_path):
         in markdown, markdown
     assert ("    python -m fairseq_cli.train ../lo-en-de/data-bin --user-dir $(xlpe-user-dir) "
             "--save-dir runs/dpe/seed1") in markdown, markdown
+
+
+def test_report_defines_only_the_variants_it_shows(tmp_path):
+    """A work folder keeps every --variant it was given; its report names those of its rows."""
+    scores = {"per_seed": [1.0, 2.0], "mean": 1.5, "sd": 0.7}
+    summary = {
+        "baseline": "transformer", "bootstrap_samples": 10, "bootstrap_seed": 1,
+        "bleu_signature": "BLEU", "chrf_signature": "chrF",
+        "settings": {"profile": "cpu-demo", "updates": 6, "data_bin": str(tmp_path / "bin"),
+                     "source_lang": "en", "target_lang": "de", "checkpoint": "last",
+                     "generate_args": "--beam 5", "positions": None,
+                     "variants": {"dpe-lambda0": "dpe --order-loss-weight 0",
+                                  "dpe-small": "dpe --dpe-layers 1"}},
+        "models": [{"model": name, "baseline": name == "transformer", "seeds": [1, 2],
+                    "bleu": scores, "chrf": scores} for name in ("transformer", "dpe-small")],
+    }
+    markdown = markdown_report(summary, [], tmp_path / "study")
+    assert "`dpe-small` = `dpe --dpe-layers 1`" in markdown, markdown
+    assert "dpe-lambda0" not in markdown, "a variant without a row is named:\n" + markdown

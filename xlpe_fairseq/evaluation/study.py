@@ -577,7 +577,7 @@ def markdown_report(summary, commands, work):
         f"`{settings['data_bin']}`, {settings['source_lang']}→{settings['target_lang']}, "
         f"checkpoint `{settings['checkpoint']}`, generate `{settings['generate_args']}`.",
         *position_sets_text(settings["positions"]),
-        *variants_text(settings.get("variants")),
+        *variants_text(settings.get("variants"), summary["models"]),
         "", header, "|---" * (header.count("|") - 1) + "|",
     ]
     for row in summary["models"]:
@@ -695,11 +695,15 @@ def order_diagnostics_text(diagnostics):
     return lines
 
 
-def variants_text(variants):
-    if not variants:
+def variants_text(variants, rows):
+    """The definitions of the variants among ``rows`` (a work folder keeps every variant it
+    was ever given; a report names the ones it shows)."""
+    shown = {row["model"].partition(" [test: ")[0] for row in rows}
+    used = {name: definition for name, definition in (variants or {}).items() if name in shown}
+    if not used:
         return []
     return ["", "Rows with their own options (`--variant`): " + "; ".join(
-        f"`{name}` = `{definition}`" for name, definition in variants.items()) + "."]
+        f"`{name}` = `{definition}`" for name, definition in used.items()) + "."]
 
 
 def format_duration(seconds):
