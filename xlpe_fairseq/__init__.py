@@ -4,6 +4,7 @@ Load it with ``--user-dir <path>/xlpe_fairseq`` to get the ``translation_reorder
 ``label_smoothed_cross_entropy_with_order`` criterion and the ``transformer_xlpe`` /
 ``transformer_dpe`` / ``transformer_reorder_emb`` models.
 """
+import importlib.abc
 import os
 import sys
 import warnings
@@ -33,10 +34,47 @@ for _message in _UNACTIONABLE_WARNINGS:
     warnings.filterwarnings("ignore", message=_message)
 
 
+def _register():
+    """Register the task, criterion and models with fairseq; the plugin's errors end in one
+    line."""
+    from . import criterions, models, tasks  # noqa: F401
+    from .plugin_errors import report_plugin_errors
+
+    sys.excepthook = report_plugin_errors(sys.excepthook)
+
+
+class _RegisterAfterFairseq(importlib.abc.MetaPathFinder):
+    """Registers the plugin as soon as fairseq is imported.
+
+    fairseq's ``--user-dir`` skips a package that is already imported, so without this a
+    process that imported the plugin first (a notebook that loaded a preorderer, then a
+    checkpoint) would find no ``translation_reorder`` task.
+    """
+
+    def find_spec(self, name, path, target=None):
+        if name != "fairseq":
+            return None
+        sys.meta_path.remove(self)
+        for finder in sys.meta_path:
+            spec = getattr(finder, "find_spec", lambda *_: None)(name, path, target)
+            if spec is not None:
+                break
+        else:
+            return None
+        if spec.loader is not None:
+            load = spec.loader.exec_module
+
+            def exec_module(module):
+                load(module)
+                _register()
+
+            spec.loader.exec_module = exec_module
+        return spec
+
+
 # fairseq's --user-dir imports this package after fairseq itself: register then. The
 # data-preparation commands import only their own modules and skip fairseq's ~4 s start-up.
 if "fairseq" in sys.modules:
-    from . import criterions, models, tasks  # noqa: E402,F401
-    from .plugin_errors import report_plugin_errors  # noqa: E402
-
-    sys.excepthook = report_plugin_errors(sys.excepthook)
+    _register()
+else:
+    sys.meta_path.insert(0, _RegisterAfterFairseq())
