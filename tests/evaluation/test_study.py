@@ -15,13 +15,16 @@ import sacrebleu
 
 from test_cli_end_to_end import TINY_MODEL, binarize_positions, binarized_corpus, linked_data_bin
 from test_hostile_input import assert_processes_end
-from xlpe_fairseq.evaluation.compare import sentence_statistics
+from xlpe_fairseq.evaluation.compare import corpus_score, sentence_statistics
 from xlpe_fairseq.evaluation.study import (
     MODEL_NAMES,
     PROFILES,
     Study,
     build_parser,
     markdown_report,
+    oracle_gain_share,
+    oracle_gain_shares,
+    oracle_gain_shares_text,
     seed_bootstrap,
     model_flags,
     profile_settings,
@@ -196,6 +199,15 @@ def test_position_sets_train_a_control_and_decode_with_other_test_positions(corp
     assert refused.returncode == 1 and "positions monotone" in refused.stderr, \
         "a set's data-bin may not change under its name: " + refused.stderr[-3000:]
 
+    tested = xlpe_study(*args, "--positions", f"oracle={xlpe}", "--test-positions", "monotone",
+                        "oracle")
+    assert tested.returncode == 0, tested.stderr[-3000:]
+    shares = json.loads((work / "report.json").read_text())["oracle_gain_shares"]
+    assert list(shares) == ["xlpe-inxl"], \
+        "the XL PE row decoded with oracle and monotone test positions gets its share: " \
+        + str(shares)
+    assert "## How much of the oracle's gain" in (work / "report.md").read_text()
+
 
 def test_position_set_mistakes_are_refused_before_training(corpus, position_sets, tmp_path):
     monotone = position_sets[1]
@@ -243,6 +255,33 @@ def test_seed_spread_larger_than_the_gap_is_not_significant():
                                 np.random.default_rng(0))
     assert comparison["low"] < 0 < comparison["high"], comparison
     assert verdict(comparison) == "no significant difference"
+
+
+def test_oracle_gain_share_is_where_own_positions_land_between_monotone_and_oracle():
+    metric, oracle = statistics(REFERENCES, REFERENCES)
+    _, monotone = statistics(WORSE, REFERENCES)
+    _, middle = statistics([r.replace("cat", "dog") for r in REFERENCES], REFERENCES)
+    rng = np.random.default_rng(0)
+    for own, expected in ((oracle, 1.0), (monotone, 0.0)):
+        share = oracle_gain_share(metric, [own, own], [oracle, oracle], [monotone, monotone],
+                                  200, rng)
+        assert share["share"] == pytest.approx(expected), share
+    share = oracle_gain_share(metric, [middle] * 2, [oracle] * 2, [monotone] * 2, 200, rng)
+    assert 0 < share["low"] <= share["share"] <= share["high"] < 1, share
+    assert share["own"] == pytest.approx(corpus_score(metric, middle.sum(0))), share
+    none = oracle_gain_share(metric, [middle] * 2, [monotone] * 2, [oracle] * 2, 200, rng)
+    assert none["share"] is None, "an oracle below monotone has no gain to share"
+
+
+def test_report_shows_the_share_for_rows_tested_with_oracle_and_monotone():
+    metric, oracle = statistics(REFERENCES, REFERENCES)
+    _, monotone = statistics(WORSE, REFERENCES)
+    stats = {"xlpe-inxl": [oracle], "xlpe-inxl [test: oracle]": [oracle],
+             "xlpe-inxl [test: monotone]": [monotone], "transformer": [monotone]}
+    shares = oracle_gain_shares(list(stats), stats, metric, 50, 0)
+    assert list(shares) == ["xlpe-inxl"], "only an XL PE row with both sets has a share"
+    text = "\n".join(oracle_gain_shares_text(shares))
+    assert "| xlpe-inxl | 100.00 | 100.00 |" in text and "| 100% [100%, 100%] |" in text, text
 
 
 def test_validation_curve_reads_fairseq_simple_log(tmp_path):

@@ -22,7 +22,9 @@ name position sets (``--positions NAME=DATA_BIN``: the same text with other reor
 e.g. oracle, preorderer or monotone ones). ``MODEL@NAME`` trains and tests an XL PE model on
 set NAME (e.g. ``xlpe-inxl@monotone``, the control that never sees a reordering), and
 ``--test-positions NAME ...`` also decodes every XL PE run with the test positions of each
-named set, reported as rows ``MODEL [test: NAME]`` of the same checkpoints.
+named set, reported as rows ``MODEL [test: NAME]`` of the same checkpoints; with sets named
+``oracle`` and ``monotone`` the report gives the share of the oracle's gain over monotone
+positions that the row's own test positions (e.g. the preorderer's) deliver.
 
 A row can carry its own fairseq-train options (``--variant NAME=MODEL OPTIONS``, e.g.
 ``dpe-lambda0=dpe --order-lambda 0``), so settings of one model are rows of one report against
@@ -486,6 +488,52 @@ def seed_bootstrap(metric, baseline_stats, system_stats, samples, rng):
             "p": two_sided_p(observed, differences)}
 
 
+def oracle_gain_share(metric, own_stats, oracle_stats, monotone_stats, samples, rng):
+    """How much of the oracle's gain over monotone test positions a model's own test
+    positions deliver: ``(own - monotone) / (oracle - monotone)`` of seed-averaged scores.
+
+    The three rows decode the same checkpoints, so each bootstrap sample draws the test
+    sentences and the seeds once for all three. ``share`` is None where the oracle does not
+    beat monotone (no gain to share); the interval leaves out samples without a gain.
+    """
+    n = own_stats[0].shape[0]
+    counts = rng.multinomial(n, np.full(n, 1.0 / n), size=samples).astype(np.float64)
+    picks = rng.integers(0, len(own_stats), size=(samples, len(own_stats)))
+    rows = np.arange(samples)[:, None]
+
+    def resampled(stats):
+        scores = np.array([[corpus_score(metric, row) for row in counts @ s] for s in stats]).T
+        return scores[rows, picks].mean(1)
+
+    def observed(stats):
+        return float(np.mean([corpus_score(metric, s.sum(0)) for s in stats]))
+
+    own, oracle, monotone = map(observed, (own_stats, oracle_stats, monotone_stats))
+    result = {"own": own, "oracle": oracle, "monotone": monotone, "share": None,
+              "low": None, "high": None}
+    if oracle > monotone:
+        base = resampled(monotone_stats)
+        gains = resampled(oracle_stats) - base
+        shares = (resampled(own_stats) - base)[gains > 0] / gains[gains > 0]
+        low, high = np.percentile(shares, [2.5, 97.5])
+        result.update(share=(own - monotone) / (oracle - monotone), low=float(low),
+                      high=float(high))
+    return result
+
+
+def oracle_gain_shares(models, statistics, metric, samples, seed):
+    """``{model: oracle_gain_share}`` of every XL PE row decoded with sets named ``oracle``
+    and ``monotone`` (``examples/position_sets.sh``) beside its own test positions."""
+    shares = {}
+    for model in models:
+        oracle, monotone = f"{model} [test: oracle]", f"{model} [test: monotone]"
+        if oracle in statistics and monotone in statistics:
+            shares[model] = oracle_gain_share(metric, statistics[model], statistics[oracle],
+                                              statistics[monotone], samples,
+                                              np.random.default_rng(seed))
+    return shares
+
+
 def verdict(comparison, alpha=0.05):
     if comparison["p"] >= alpha:
         return "no significant difference"
@@ -521,6 +569,8 @@ def summarize(study, models, seeds, references, hypotheses, results, samples=100
         rows.append(row)
     return {"baseline": baseline, "bootstrap_samples": samples, "bootstrap_seed": seed,
             "settings": study.settings(), "models": rows,
+            "oracle_gain_shares": oracle_gain_shares(models, statistics["bleu"],
+                                                     metrics["bleu"], samples, seed),
             "bleu_signature": results[models[0], seeds[0]]["bleu_signature"],
             "chrf_signature": results[models[0], seeds[0]]["chrf_signature"]}
 
@@ -607,6 +657,7 @@ def markdown_report(summary, commands, work):
         "Training curves: `curves.png` (validation NLL, mean over seeds). Test outputs: "
         "`hypotheses/MODEL/seedS.txt` (`seedS.test-SET.txt` for a row `[test: SET]`), "
         "detokenized as scored.",
+        *oracle_gain_shares_text(summary.get("oracle_gain_shares")),
         *order_diagnostics_text(summary.get("order_diagnostics")),
         "",
         "## Commands",
@@ -671,6 +722,24 @@ def order_diagnostics_by_model(study, models, seeds):
                     name: float(np.mean([run[split][name] for run in runs]))
                     for name in (*ORDER_FIELDS, "num_updates")}
     return by_model
+
+
+def oracle_gain_shares_text(shares):
+    if not shares:
+        return []
+    lines = ["", "## How much of the oracle's gain do the test positions deliver?", "",
+             "BLEU (mean over seeds) of each XL PE row with its own test positions (the "
+             "`--xlpe-data-bin`'s, e.g. the preorderer's), the `oracle` set's and the "
+             "`monotone` set's; share: (own − monotone) / (oracle − monotone). [95%]: bootstrap "
+             "over test sentences and seeds, one draw for the three rows (the same checkpoints).",
+             "", "| model | own | oracle | monotone | share of the oracle's gain [95%] |",
+             "|---|---|---|---|---|"]
+    for model, share in shares.items():
+        cell = ("– (oracle not above monotone)" if share["share"] is None else
+                f"{share['share']:.0%} [{share['low']:.0%}, {share['high']:.0%}]")
+        lines.append(f"| {model} | {share['own']:.2f} | {share['oracle']:.2f} | "
+                     f"{share['monotone']:.2f} | {cell} |")
+    return lines
 
 
 def order_diagnostics_text(diagnostics):
