@@ -203,6 +203,16 @@ def model_and_set(model):
     return base, trained_on
 
 
+def test_row(model, test_positions):
+    """The report's label of ``model``'s checkpoints decoded with set ``test_positions``."""
+    return f"{model} [test: {test_positions}]"
+
+
+def trained_row(label):
+    """The row whose checkpoints a label decodes: ``MODEL`` of ``MODEL [test: SET]``."""
+    return label.partition(" [test: ")[0]
+
+
 def learns_order(flags):
     """Whether a model's fairseq-train flags make a DPE model, which trains on order targets."""
     return flags[flags.index("--arch") + 1] == "transformer_dpe"
@@ -255,7 +265,7 @@ class Study:
         """``(label, test position set)`` of every evaluation of one run's checkpoint."""
         trained_on = self.definition(model)[1]
         extra = self.args.test_positions if self.reads_positions(model) else []
-        return [(model, None)] + [(f"{model} [test: {name}]", name) for name in extra
+        return [(model, None)] + [(test_row(model, name), name) for name in extra
                                   if name != trained_on]
 
     def run_dir(self, model, seed):
@@ -463,6 +473,22 @@ def order_diagnostics(train_log):
     return last
 
 
+def sentence_draws(sentences, samples, rng):
+    """``(samples, sentences)``: how often each test sentence is drawn in each sample."""
+    return rng.multinomial(sentences, np.full(sentences, 1.0 / sentences),
+                           size=samples).astype(np.float64)
+
+
+def per_seed_scores(metric, stats, counts):
+    """``(samples, seeds)``: each seed's corpus score on each sentence draw of ``counts``."""
+    return np.array([[corpus_score(metric, row) for row in counts @ seed] for seed in stats]).T
+
+
+def seed_averaged(metric, stats):
+    """The mean over seeds of each seed's corpus score on the whole test set."""
+    return float(np.mean([corpus_score(metric, seed.sum(0)) for seed in stats]))
+
+
 def seed_bootstrap(metric, baseline_stats, system_stats, samples, rng):
     """Difference of seed-averaged scores, its 95% interval and two-sided p-value.
 
@@ -470,19 +496,14 @@ def seed_bootstrap(metric, baseline_stats, system_stats, samples, rng):
     draws the test sentences once for both systems (paired) and each system's seeds with
     replacement, so both the test set and the training seed vary.
     """
-    n = baseline_stats[0].shape[0]
-    counts = rng.multinomial(n, np.full(n, 1.0 / n), size=samples).astype(np.float64)
-
-    def seed_scores(stats):
-        return np.array([[corpus_score(metric, row) for row in counts @ seed] for seed in stats]).T
-
-    system, baseline = seed_scores(system_stats), seed_scores(baseline_stats)
+    counts = sentence_draws(baseline_stats[0].shape[0], samples, rng)
+    system, baseline = (per_seed_scores(metric, stats, counts)
+                        for stats in (system_stats, baseline_stats))
     pick_system = rng.integers(0, len(system_stats), size=(samples, len(system_stats)))
     pick_baseline = rng.integers(0, len(baseline_stats), size=(samples, len(baseline_stats)))
     rows = np.arange(samples)[:, None]
     differences = system[rows, pick_system].mean(1) - baseline[rows, pick_baseline].mean(1)
-    observed = (np.mean([corpus_score(metric, s.sum(0)) for s in system_stats])
-                - np.mean([corpus_score(metric, s.sum(0)) for s in baseline_stats]))
+    observed = seed_averaged(metric, system_stats) - seed_averaged(metric, baseline_stats)
     low, high = np.percentile(differences, [2.5, 97.5])
     return {"delta": float(observed), "low": float(low), "high": float(high),
             "p": two_sided_p(observed, differences)}
@@ -496,19 +517,15 @@ def oracle_gain_share(metric, own_stats, oracle_stats, monotone_stats, samples, 
     sentences and the seeds once for all three. ``share`` is None where the oracle does not
     beat monotone (no gain to share); the interval leaves out samples without a gain.
     """
-    n = own_stats[0].shape[0]
-    counts = rng.multinomial(n, np.full(n, 1.0 / n), size=samples).astype(np.float64)
+    counts = sentence_draws(own_stats[0].shape[0], samples, rng)
     picks = rng.integers(0, len(own_stats), size=(samples, len(own_stats)))
     rows = np.arange(samples)[:, None]
 
     def resampled(stats):
-        scores = np.array([[corpus_score(metric, row) for row in counts @ s] for s in stats]).T
-        return scores[rows, picks].mean(1)
+        return per_seed_scores(metric, stats, counts)[rows, picks].mean(1)
 
-    def observed(stats):
-        return float(np.mean([corpus_score(metric, s.sum(0)) for s in stats]))
-
-    own, oracle, monotone = map(observed, (own_stats, oracle_stats, monotone_stats))
+    own, oracle, monotone = (seed_averaged(metric, stats)
+                             for stats in (own_stats, oracle_stats, monotone_stats))
     result = {"own": own, "oracle": oracle, "monotone": monotone, "share": None,
               "low": None, "high": None}
     if oracle > monotone:
@@ -526,7 +543,7 @@ def oracle_gain_shares(models, statistics, metric, samples, seed):
     and ``monotone`` (``examples/position_sets.sh``) beside its own test positions."""
     shares = {}
     for model in models:
-        oracle, monotone = f"{model} [test: oracle]", f"{model} [test: monotone]"
+        oracle, monotone = test_row(model, "oracle"), test_row(model, "monotone")
         if oracle in statistics and monotone in statistics:
             shares[model] = oracle_gain_share(metric, statistics[model], statistics[oracle],
                                               statistics[monotone], samples,
@@ -586,7 +603,7 @@ def position_sets_text(positions):
 
 def model_count(summary):
     """Trained models, not rows: a row ``MODEL [test: SET]`` re-decodes MODEL's checkpoints."""
-    return sum(" [test: " not in row["model"] for row in summary["models"])
+    return sum(trained_row(row["model"]) == row["model"] for row in summary["models"])
 
 
 def portable_paths(text, work):
@@ -767,7 +784,7 @@ def order_diagnostics_text(diagnostics):
 def variants_text(variants, rows):
     """The definitions of the variants among ``rows`` (a work folder keeps every variant it
     was ever given; a report names the ones it shows)."""
-    shown = {row["model"].partition(" [test: ")[0] for row in rows}
+    shown = {trained_row(row["model"]) for row in rows}
     used = {name: definition for name, definition in (variants or {}).items() if name in shown}
     if not used:
         return []
