@@ -174,7 +174,8 @@ train_preorderer() {
         --epochs "$PREORDER_EPOCHS" --threads "$PREORDER_THREADS" --save "$PREORDERER.part"
     mv "$PREORDERER.part" "$PREORDERER"
 }
-stamp "$OUT/preorderer.settings" "epochs=$PREORDER_EPOCHS"
+# Torch's thread count changes its sums' order, so a model trained on other threads is another model.
+stamp "$OUT/preorderer.settings" "epochs=$PREORDER_EPOCHS threads=$PREORDER_THREADS"
 if fresh "$PREORDERER" -- "$BPE/train.$SRC" "$BPE/train.btg.reorder" "$BPE/valid.$SRC" \
         "$BPE/valid.btg.reorder" "$OUT/preorderer.settings"; then
     skipped "train preorderer"
