@@ -104,6 +104,12 @@ def corpus_score(metric, statistics):
     return metric._compute_score_from_stats(statistics).score
 
 
+def sentence_draws(sentences, samples, rng):
+    """``(samples, sentences)``: how often each test sentence is drawn in each sample."""
+    return rng.multinomial(sentences, np.full(sentences, 1.0 / sentences),
+                           size=samples).astype(np.float64)
+
+
 def paired_bootstrap(metric, baseline_stats, system_stats, resample_counts):
     """Two-sided paired bootstrap p-value of the system-baseline difference of ``metric``.
 
@@ -141,9 +147,8 @@ def compare(systems, references, baseline, samples=1000, seed=12345, tokenize="1
             raise InputError(f"{name}: {len(hypotheses)} hypotheses for {len(references)} references")
     scorers = metrics(tokenize)
     rng = np.random.default_rng(seed)
-    n = len(references)
     # one set of resamples for every system and metric: that is what makes the test paired
-    resample_counts = rng.multinomial(n, np.full(n, 1.0 / n), size=samples).astype(np.float64)
+    resample_counts = sentence_draws(len(references), samples, rng)
     statistics = {
         key: {name: sentence_statistics(metric, hyps, references) for name, hyps in systems.items()}
         for key, metric in scorers.items()

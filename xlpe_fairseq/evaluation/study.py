@@ -75,6 +75,7 @@ from .compare import (
     corpus_score,
     generate,
     parameter_count,
+    sentence_draws,
     sentence_statistics,
     two_sided_p,
 )
@@ -471,12 +472,6 @@ def order_diagnostics(train_log):
                 last[split] = {name: float(fields[name]) for name in ORDER_FIELDS}
                 last[split]["num_updates"] = int(fields["num_updates"])
     return last
-
-
-def sentence_draws(sentences, samples, rng):
-    """``(samples, sentences)``: how often each test sentence is drawn in each sample."""
-    return rng.multinomial(sentences, np.full(sentences, 1.0 / sentences),
-                           size=samples).astype(np.float64)
 
 
 def per_seed_scores(metric, stats, counts):
