@@ -28,10 +28,11 @@ from xlpe_fairseq.evaluation.study import (
     seed_bootstrap,
     model_flags,
     profile_settings,
+    row_options,
     validation_curve,
     verdict,
 )
-from xlpe_fairseq.preprocessing.io_utils import child_processes
+from xlpe_fairseq.preprocessing.io_utils import InputError, child_processes
 
 REPO = Path(__file__).resolve().parents[2]
 ABSOLUTE_PATH = re.compile(r"(^|[\s`'=])/\w", re.MULTILINE)
@@ -100,6 +101,25 @@ def test_study_trains_every_run_resumes_an_interrupted_one_and_reports(corpus):
 
     other = xlpe_study(*study_args(corpus, work)[:-2], "--updates", "8", "--work", str(work))
     assert other.returncode == 1 and "other settings" in other.stderr and "updates" in other.stderr
+
+    # what the checkpoints were trained with, defaults included
+    dpe_options = dpe["options"]
+    assert dpe_options["model"]["name"] == "transformer_dpe"
+    assert dpe_options["model"]["dpe_output"] == "residual", "the default, not on the command line"
+    assert dpe_options["criterion"]["order_lambda"] == 0.5
+    assert dpe_options["task"]["name"] == "translation_reorder"
+    assert "seed" not in dpe_options["model"] and "data" not in dpe_options["task"], \
+        "per-run options must not be part of a row's options"
+    assert report["models"][0]["options"]["model"]["name"] == "transformer"
+    # a seed trained after a code default changed
+    result_json = work / "runs" / "dpe" / "seed2" / "result.json"
+    result = json.loads(result_json.read_text())
+    result["options"]["model"]["dpe_output"] = "layers"
+    result_json.write_text(json.dumps(result))
+    mixed = xlpe_study(*study_args(corpus, work))
+    refusal = mixed.stderr.strip().splitlines()[-1]
+    assert mixed.returncode == 1 and "Traceback" not in mixed.stderr, mixed.stderr[-3000:]
+    assert "dpe: seeds 1 and 2" in refusal and "model.dpe_output" in refusal, refusal
 
 
 def test_sigterm_stops_the_study_and_its_running_trainings(corpus, tmp_path):
@@ -227,6 +247,21 @@ def statistics(hypotheses, references):
 
 REFERENCES = [f"the cat number {k} sat on the mat near door {k % 7}" for k in range(60)]
 WORSE = [f"a dog {k} stood" for k in range(60)]
+
+
+def test_row_options_are_refused_where_seeds_differ_and_absent_in_older_results():
+    options = {"model": {"name": "transformer_dpe", "dpe_layers": 2},
+               "criterion": {"name": "c", "order_lambda": 0.5}}
+    same = [{"options": options}, {"options": json.loads(json.dumps(options))}]
+    assert row_options("dpe", [1, 2], same) == options
+    assert row_options("dpe", [1, 2], [{"options": options}, {}]) is None, \
+        "results written before options were recorded must still report"
+    changed = json.loads(json.dumps(options))
+    changed["criterion"]["order_lambda"] = 0.3
+    changed["model"]["new_option"] = 1
+    with pytest.raises(InputError, match=r"dpe: seeds 1 and 3 .*criterion\.order_lambda, "
+                                         r"model\.new_option"):
+        row_options("dpe", [1, 3], [{"options": options}, {"options": changed}])
 
 
 def test_identical_systems_are_not_different():

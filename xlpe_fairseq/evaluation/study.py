@@ -34,7 +34,10 @@ one baseline. DPE trains on the data-bin's order targets, or on a position set's
 
 Runs live in ``WORK/runs/MODEL/seedS``. A finished run (``result.json``) is not trained again;
 an interrupted one resumes from its ``checkpoint_last.pt`` (fairseq-train's own resume). A
-work folder remembers its settings and refuses a rerun with other ones. Progress lines give the
+work folder remembers its settings and refuses a rerun with other ones. Each result records the
+options its checkpoint was trained with, defaults included (``options`` in ``report.json``), and
+a row whose seeds differ in any is refused: a code default changed between them, which the
+commands do not show. Progress lines give the
 ETA from the mean duration of the runs trained so far. ``--jobs N`` trains N runs at once
 (on a CPU, give each ``OMP_NUM_THREADS`` = cores / N).
 """
@@ -400,13 +403,75 @@ def evaluate(study, model, seed, references, test_positions=None):
     result = {"model": model, "seed": seed, **score(detokenize(hypotheses, args.target_lang),
                                                     references,
                                                     bleu_tokenizer(args.target_lang, args.tokenize)),
-              "parameters": parameter_count(str(checkpoint))}
+              "parameters": parameter_count(str(checkpoint)),
+              "options": trained_options(str(checkpoint))}
     if args.gold:
         result["aer"] = alignment_error_rate(study, data_bin, checkpoint, aer_json)
     result["curve"] = validation_curve(run_dir / "train.log")
     with atomic_output(str(result_json)) as out:
         json.dump(result, out, indent=2)
     return result
+
+
+def stored_section(section):
+    """A checkpoint's config section as a dict: an argparse.Namespace for fairseq's legacy
+    (``--arch``) models and tasks, a dict or DictConfig otherwise."""
+    return vars(section) if isinstance(section, argparse.Namespace) else dict(section)
+
+
+def trained_options(checkpoint):
+    """The options that define a run's model, task and criterion, with the defaults they took,
+    as fairseq stored them in the checkpoint: ``{"model": {...}, "task": {...},
+    "criterion": {...}}``, each with its registered name under ``"name"``. Per-run options
+    (seed, save dir, data path, hardware) are not among them."""
+    import torch
+    from fairseq.models import ARCH_MODEL_REGISTRY
+    from fairseq.tasks import TASK_REGISTRY
+
+    # importing registers the plugin's classes, so that their options are known
+    import xlpe_fairseq.criterions  # noqa: F401
+    import xlpe_fairseq.models  # noqa: F401
+    import xlpe_fairseq.tasks  # noqa: F401
+
+    cfg = torch.load(checkpoint, map_location="cpu", weights_only=False)["cfg"]
+    model, task, criterion = (stored_section(cfg[key]) for key in ("model", "task", "criterion"))
+    arch = model.get("arch") or model["_name"]
+    task_name = task.get("task") or task["_name"]
+
+    def declared(component, stored):
+        parser = argparse.ArgumentParser(add_help=False, conflict_handler="resolve")
+        component.add_args(parser)
+        names = {action.dest for action in parser._actions} - {"data"}
+        return {name: stored[name] for name in sorted(names) if name in stored}
+
+    options = {
+        "model": {"name": arch, **declared(ARCH_MODEL_REGISTRY[arch], model)},
+        "task": {"name": task_name, **declared(TASK_REGISTRY[task_name], task)},
+        "criterion": {"name": criterion.get("_name") or model.get("criterion"),
+                      **{key: value for key, value in sorted(criterion.items())
+                         if key != "_name"}},
+    }
+    # as result.json stores them (tuples as lists, other objects as text), so that options
+    # read back from a result compare equal to fresh ones
+    return json.loads(json.dumps(options, default=str))
+
+
+def row_options(model, seeds, runs):
+    """The options a row was trained with; a row whose seeds were trained with different
+    ones (a code default changed between them) is refused."""
+    options = [run.get("options") for run in runs]
+    if None in options:  # results written before studies recorded the options
+        return None
+    for seed, other in zip(seeds[1:], options[1:]):
+        changed = sorted(f"{section}.{key}" for section in options[0]
+                         for key in set(options[0][section]) | set(other.get(section, {}))
+                         if options[0][section].get(key) != other.get(section, {}).get(key))
+        if changed:
+            raise InputError(f"{model}: seeds {seeds[0]} and {seed} were trained with other "
+                             f"options ({', '.join(changed)}), so the code's defaults changed "
+                             f"between them; retrain one (remove its runs/{model}/seedS) or use "
+                             "another --work")
+    return options[0]
 
 
 def alignment_error_rate(study, data_bin, checkpoint, scores):
@@ -565,7 +630,7 @@ def summarize(study, models, seeds, references, hypotheses, results, samples=100
     for model in models:
         runs = [results[model, s] for s in seeds]
         row = {"model": model, "baseline": model == baseline, "seeds": list(seeds),
-               "parameters": runs[0]["parameters"]}
+               "parameters": runs[0]["parameters"], "options": row_options(model, seeds, runs)}
         for key, metric in metrics.items():
             values = [run[key] for run in runs]
             row[key] = {"per_seed": values, "mean": float(np.mean(values)),
