@@ -53,17 +53,27 @@ def named_path(spec):
     return name, path
 
 
-def parameter_count(checkpoint):
-    """Number of trainable parameters stored in a fairseq checkpoint.
-
-    Tied embeddings are saved once per name but share storage, so each storage counts once.
-    """
+def read_checkpoint(checkpoint):
+    """A fairseq checkpoint's saved state (weights, ``cfg``, ...), loaded on the CPU."""
     import torch  # only this mode needs torch; the scoring path does not
 
     require_files([checkpoint])
     state = torch.load(checkpoint, map_location="cpu", weights_only=False)
     if "model" not in state:
         raise InputError(f"{checkpoint}: not a fairseq checkpoint (no 'model' state)")
+    return state
+
+
+def parameter_count(checkpoint):
+    """Number of trainable parameters stored in a fairseq checkpoint."""
+    return stored_parameter_count(read_checkpoint(checkpoint))
+
+
+def stored_parameter_count(state):
+    """Number of trainable parameters in a checkpoint's state (``read_checkpoint``).
+
+    Tied embeddings are saved once per name but share storage, so each storage counts once.
+    """
     seen, total = set(), 0
     for name, tensor in state["model"].items():
         if name.rsplit(".", 1)[-1] in NON_PARAMETER_NAMES:

@@ -77,9 +77,10 @@ from .compare import (
     USER_DIR,
     corpus_score,
     generate,
-    parameter_count,
+    read_checkpoint,
     sentence_draws,
     sentence_statistics,
+    stored_parameter_count,
     two_sided_p,
 )
 from .curves import plot_curves
@@ -400,11 +401,11 @@ def evaluate(study, model, seed, references, test_positions=None):
         hypotheses = read_hypotheses(str(output), len(references))
     except IncompleteGenerationError as err:
         raise InputError(str(err)) from err
+    state = read_checkpoint(str(checkpoint))
     result = {"model": model, "seed": seed, **score(detokenize(hypotheses, args.target_lang),
                                                     references,
                                                     bleu_tokenizer(args.target_lang, args.tokenize)),
-              "parameters": parameter_count(str(checkpoint)),
-              "options": trained_options(str(checkpoint))}
+              "parameters": stored_parameter_count(state), "options": trained_options(state)}
     if args.gold:
         result["aer"] = alignment_error_rate(study, data_bin, checkpoint, aer_json)
     result["curve"] = validation_curve(run_dir / "train.log")
@@ -419,12 +420,11 @@ def stored_section(section):
     return vars(section) if isinstance(section, argparse.Namespace) else dict(section)
 
 
-def trained_options(checkpoint):
+def trained_options(state):
     """The options that define a run's model, task and criterion, with the defaults they took,
-    as fairseq stored them in the checkpoint: ``{"model": {...}, "task": {...},
-    "criterion": {...}}``, each with its registered name under ``"name"``. Per-run options
-    (seed, save dir, data path, hardware) are not among them."""
-    import torch
+    as fairseq stored them in the checkpoint's state (``read_checkpoint``): ``{"model": {...},
+    "task": {...}, "criterion": {...}}``, each with its registered name under ``"name"``.
+    Per-run options (seed, save dir, data path, hardware) are not among them."""
     from fairseq.models import ARCH_MODEL_REGISTRY
     from fairseq.tasks import TASK_REGISTRY
 
@@ -433,8 +433,7 @@ def trained_options(checkpoint):
     import xlpe_fairseq.models  # noqa: F401
     import xlpe_fairseq.tasks  # noqa: F401
 
-    cfg = torch.load(checkpoint, map_location="cpu", weights_only=False)["cfg"]
-    model, task, criterion = (stored_section(cfg[key]) for key in ("model", "task", "criterion"))
+    model, task, criterion = (stored_section(state["cfg"][key]) for key in ("model", "task", "criterion"))
     arch = model.get("arch") or model["_name"]
     task_name = task.get("task") or task["_name"]
 
@@ -462,10 +461,11 @@ def row_options(model, seeds, runs):
     options = [run.get("options") for run in runs]
     if None in options:  # results written before studies recorded the options
         return None
-    for seed, other in zip(seeds[1:], options[1:]):
-        changed = sorted(f"{section}.{key}" for section in options[0]
-                         for key in set(options[0][section]) | set(other.get(section, {}))
-                         if options[0][section].get(key) != other.get(section, {}).get(key))
+    flat = [{f"{section}.{key}": value for section, values in each.items()
+             for key, value in values.items()} for each in options]
+    for seed, other in zip(seeds[1:], flat[1:]):
+        changed = sorted(key for key in flat[0].keys() | other.keys()
+                         if flat[0].get(key) != other.get(key))
         if changed:
             raise InputError(f"{model}: seeds {seeds[0]} and {seed} were trained with other "
                              f"options ({', '.join(changed)}), so the code's defaults changed "

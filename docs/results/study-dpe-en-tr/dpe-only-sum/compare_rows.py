@@ -15,8 +15,8 @@ from pathlib import Path
 import numpy as np
 
 from xlpe_fairseq.evaluation.bleu import bleu_tokenizer, metrics
-from xlpe_fairseq.evaluation.compare import corpus_score, sentence_statistics
-from xlpe_fairseq.evaluation.study import seed_bootstrap
+from xlpe_fairseq.evaluation.compare import sentence_statistics
+from xlpe_fairseq.evaluation.study import seed_averaged, seed_bootstrap
 
 HERE = Path(__file__).resolve().parent
 ROW = "dpe-only-sum"
@@ -44,7 +44,7 @@ def main(reference):
     for baseline in PUBLISHED:
         cells = []
         for metric, statistics in by_metric.values():
-            mean = np.mean([corpus_score(metric, seed.sum(0)) for seed in statistics[baseline]])
+            mean = seed_averaged(metric, statistics[baseline])
             test = seed_bootstrap(metric, statistics[baseline], statistics[ROW], 1000,
                                   np.random.default_rng(12345))
             cells.append(f"{mean:.2f}, {test['delta']:+.2f} [{test['low']:+.2f}, "
