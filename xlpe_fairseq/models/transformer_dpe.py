@@ -7,7 +7,7 @@ token i's position j in the target-ordered source. The translation encoder then 
 ``w_i + r_i`` (``--dpe-encoder-input dpe_only``, the default, as the public code does), or
 ``w_i + p_i + r_i`` (``position_and_dpe``: the word keeps its own position and gains the
 predicted one, one reading of §3.2). Measured on Hebrew→English at the demo's size (seed 1,
-500 updates, docs/studies/dpe.md): ``position_and_dpe`` 3.78 BLEU, ``dpe_only`` 5.74, the
+500 updates, docs/studies/dpe-bible-he-en.md): ``position_and_dpe`` 3.78 BLEU, ``dpe_only`` 5.74, the
 Transformer 5.55; the DPE output converges towards ``p_i``, so ``position_and_dpe`` reads
 the position twice. Nothing but the source is needed at test time.
 
