@@ -204,3 +204,99 @@ def test_order_loss_is_logged_per_supervised_token(vocab):
 def test_lambda_out_of_range_is_rejected(vocab):
     with pytest.raises(ValueError, match=r"--order-lambda must be in \[0, 1\]"):
         make_criterion(vocab, order_lambda=1.5)
+
+
+def position_ce_criterion(vocab, order_lambda=0.3):
+    task = SimpleNamespace(source_dictionary=vocab, target_dictionary=vocab)
+    return LabelSmoothedCrossEntropyWithOrderCriterion(
+        task, False, 0.1, order_lambda, "sum", order_loss_type="position-ce")
+
+
+def test_position_ce_is_a_cross_entropy_over_the_sentence_s_word_positions(vocab):
+    """Word 0 of sentence 0 (target 2) scored against positions 0..2 only: EOS's position 3
+    and the padding are no candidates."""
+    sample = fixed_batch(vocab)
+    table = SinusoidalPositionsAt(DIM, vocab.pad())(torch.arange(4).unsqueeze(0))[0]
+    r = torch.randn(2, 4, DIM)
+    model = FixedOutputModel(torch.randn(2, 3, len(vocab)), r, vocab.pad())
+    terms = LabelSmoothedCrossEntropyWithOrderCriterion.position_cross_entropy(
+        model, r, sample["reorder_positions"], sample["net_input"]["src_tokens"], vocab.pad())
+    scores = DIM * torch.nn.functional.cosine_similarity(r[0, 0].unsqueeze(0), table[:3], dim=-1)
+    expected = -torch.log_softmax(scores, dim=0)[2]
+    assert terms[0, 0].item() == pytest.approx(expected.item(), rel=1e-5), (
+        "−log softmax_j(C·cos(r_i, p_j)) at the target, over the positions of the words")
+    assert terms[1, 2].item() == pytest.approx(0.0, abs=1e-6), (
+        "a one-word sentence has one candidate position, which is certain")
+
+
+def test_position_ce_adds_the_cross_entropy_and_the_logged_order_loss_stays_eq_1(vocab):
+    sample = fixed_batch(vocab)
+    r = torch.randn(2, 4, DIM)
+    model = FixedOutputModel(torch.randn(2, 3, len(vocab)), r, vocab.pad())
+    mse_loss, _, mse_log = make_criterion(vocab)(model, sample)
+    ce_loss, _, ce_log = position_ce_criterion(vocab)(model, sample)
+    supervised = sample["reorder_positions"].ge(0) & sample["net_input"]["src_tokens"].ne(vocab.eos())
+    ce = LabelSmoothedCrossEntropyWithOrderCriterion.position_cross_entropy(
+        model, r, sample["reorder_positions"], sample["net_input"]["src_tokens"], vocab.pad())
+    ce = ce.masked_select(supervised).sum()
+    order_mse = mse_log["order_loss"]
+    assert ce_log["order_loss"].item() == pytest.approx(order_mse.item()), (
+        "order_loss is logged as Eq. 1's MSE under both types, for the diagnostics")
+    assert ce_log["order_ce"].item() == pytest.approx(ce.item())
+    assert "order_ce" not in mse_log
+    assert (ce_loss - mse_loss).item() == pytest.approx(0.3 * ce.item(), rel=1e-4), (
+        "with position-ce, λ weighs the MSE plus the cross-entropy")
+
+
+def test_the_cross_entropy_does_not_see_the_scale_of_the_output(vocab):
+    """A dot product would reward growing r without bound; the cosine does not see its norm
+    (the MSE added to it holds the scale)."""
+    sample = fixed_batch(vocab)
+    r = torch.randn(2, 4, DIM)
+    args = (sample["reorder_positions"], sample["net_input"]["src_tokens"], vocab.pad())
+    model = FixedOutputModel(None, r, vocab.pad())
+    ce = LabelSmoothedCrossEntropyWithOrderCriterion.position_cross_entropy
+    assert torch.allclose(ce(model, r, *args), ce(model, 5 * r, *args), atol=1e-5)
+
+
+def test_position_ce_places_an_uncertain_token_at_its_likelier_target_where_mse_does_not():
+    """Word 2 of a five-word sentence goes to position 1 in 60% of the data and to 3 in 40%.
+    MSE settles at the mean of the two sinusoids, which is nearest the word's own position 2:
+    the loss drops while the word looks unmoved (what the DPE studies measured). The
+    cross-entropy settles nearest the likelier target."""
+    vocab = Dictionary()
+    pad, eos = vocab.pad(), vocab.eos()
+    src_tokens = torch.LongTensor([[5, 6, 7, 8, 9, eos]] * 5)
+    reorder = torch.LongTensor([[0, 2, 1, 3, 4, 5]] * 3 + [[0, 1, 3, 2, 4, 5]] * 2)
+    model = FixedOutputModel(None, None, pad)
+    # the demo's width: at 8 dimensions neighbouring sinusoids differ by under a nat
+    model.positions = SinusoidalPositionsAt(128, pad)
+    table = model.order_targets(torch.arange(5).unsqueeze(0))[0]
+    criterion = LabelSmoothedCrossEntropyWithOrderCriterion
+    nearest = {}
+    for loss_type in ("mse", "position-ce"):
+        r = table[2].clone().requires_grad_()
+        optimizer = torch.optim.Adam([r], lr=0.05)
+        for _ in range(300):
+            outputs = table[[0, 1, 2, 3, 4, 0]].repeat(5, 1, 1)
+            outputs[:, 2] = r
+            terms, _ = criterion.order_errors(model, outputs, reorder)
+            if loss_type == "position-ce":
+                terms = terms + criterion.position_cross_entropy(
+                    model, outputs, reorder, src_tokens, pad)
+            optimizer.zero_grad()
+            terms[:, 2].sum().backward()
+            optimizer.step()
+        nearest[loss_type] = int((table - r.detach()).norm(dim=-1).argmin())
+        scale = (r.norm() / table[2].norm()).item()
+        assert 0.5 < scale < 2, f"{loss_type}: |r| became {scale:.2f} times a sinusoid's norm"
+    assert nearest == {"mse": 2, "position-ce": 1}, (
+        f"nearest positions after training: {nearest}; expected MSE at the own position 2 "
+        "(the mean of targets 1 and 3), the cross-entropy at the likelier target 1")
+
+
+def test_order_loss_type_is_validated(vocab):
+    task = SimpleNamespace(source_dictionary=vocab, target_dictionary=vocab)
+    with pytest.raises(Exception, match="order-loss-type"):
+        LabelSmoothedCrossEntropyWithOrderCriterion(task, False, 0.1, 0.3, "sum",
+                                                    order_loss_type="hinge")

@@ -21,6 +21,27 @@ Scale of ``L_order`` (``--order-loss-reduction``):
   batch's aligned tokens). The order loss is then weaker by the number of supervised tokens,
   ~ntokens; the paper's numbers (e.g. 28.59 on WMT'14) were made this way.
 
+What each supervised token adds (``--order-loss-type``):
+
+- ``mse`` (default, Eq. 1): the squared error of ``r_i`` against ``p_j``. A network that
+  cannot tell where a token goes minimizes it with the *mean* of the sinusoids it may take,
+  which lies nearer the token's own position than any single target: measured on both
+  studied pairs, the sinusoid nearest to ``r_i`` stays the own position for most moved tokens
+  although the loss beats copying it (docs/studies/dpe-bible-he-en.md).
+- ``position-ce``: Eq. 1's MSE plus a cross-entropy over the sentence's positions, which
+  rewards putting the most likely target nearest, not the mean: ``−log softmax_j(C·cos(r_i,
+  p_j))`` over the positions ``j`` of the sentence's words, ``C`` the embedding dimension
+  (``C·(1 − cos)`` is the squared distance between two sinusoids, so neighbouring positions
+  differ by a few nats at the demo's width). The cross-entropy does not see the scale of
+  ``r_i`` (a dot product would reward growing it without bound), and alone it let ``r_i``
+  grow: Adam's steps are orthogonal to ``r_i``, and on En→Tr its MSE reached 150 times the
+  own-position answer's within 150 updates, swamping the word in the encoder's input. The
+  MSE holds ``r_i`` at the sinusoids' scale. Not in the paper.
+
+The order loss then goes through ``--order-loss-reduction`` either way. The logged
+``order_loss`` is Eq. 1's MSE under both types, so that the diagnostics below compare like
+with like; ``position-ce`` also logs its cross-entropy as ``order_ce``.
+
 Source tokens with a negative reorder position (padding, and unaligned words written by
 ``xlpe-reorder --unaligned skip``) and EOS have no order target and are left out.
 
@@ -30,6 +51,8 @@ the order loss, in training and validation (``order_diagnostics``): ``order_own_
 ``order_moved_own_loss``, ``order_nearest_target`` and ``order_nearest_own``.
 """
 from dataclasses import dataclass, field
+
+import torch.nn.functional as F
 
 from fairseq import utils
 from fairseq.criterions import register_criterion
@@ -41,9 +64,10 @@ from fairseq.dataclass import ChoiceEnum
 from fairseq.logging import metrics
 
 from ..plugin_errors import OptionError
-from .order_diagnostics import order_diagnostics
+from .order_diagnostics import order_diagnostics, sentence_positions
 
 ORDER_LOSS_REDUCTIONS = ("sum", "batch-mean")
+ORDER_LOSS_TYPES = ("mse", "position-ce")
 
 
 @dataclass
@@ -64,6 +88,16 @@ class LabelSmoothedCrossEntropyWithOrderCriterionConfig(LabelSmoothedCrossEntrop
             "summed CE, ~ntokens times weaker, as the public DPE code and the paper's numbers"
         },
     )
+    order_loss_type: ChoiceEnum(ORDER_LOSS_TYPES) = field(
+        default="mse",
+        metadata={
+            "help": "mse: the squared error of r_i against the target sinusoid (Eq. 1), which "
+            "a network unsure of the target minimizes with the mean position; position-ce: "
+            "that MSE plus a cross-entropy over the sentence's positions scored by "
+            "C·cos(r_i, p_j), which rewards putting the likeliest target nearest (not in the "
+            "paper)"
+        },
+    )
 
 
 @register_criterion(
@@ -79,14 +113,19 @@ class LabelSmoothedCrossEntropyWithOrderCriterion(LabelSmoothedCrossEntropyCrite
     """
 
     def __init__(self, task, sentence_avg, label_smoothing, order_lambda,
-                 order_loss_reduction="sum", ignore_prefix_size=0, report_accuracy=False):
+                 order_loss_reduction="sum", ignore_prefix_size=0, report_accuracy=False,
+                 order_loss_type="mse"):
         super().__init__(task, sentence_avg, label_smoothing, ignore_prefix_size, report_accuracy)
         if not 0.0 <= order_lambda <= 1.0:
             raise OptionError(f"--order-lambda must be in [0, 1], got {order_lambda}")
         if str(order_loss_reduction) not in ORDER_LOSS_REDUCTIONS:
             raise OptionError(f"--order-loss-reduction must be one of {ORDER_LOSS_REDUCTIONS}, "
                               f"got {order_loss_reduction!r}")
+        if str(order_loss_type) not in ORDER_LOSS_TYPES:
+            raise OptionError(f"--order-loss-type must be one of {ORDER_LOSS_TYPES}, "
+                              f"got {order_loss_type!r}")
         self.order_lambda = order_lambda
+        self.order_loss_type = str(order_loss_type)
         self.order_loss_reduction = str(order_loss_reduction)
         self.source_eos = task.source_dictionary.eos()
         self.source_pad = task.source_dictionary.pad()
@@ -106,11 +145,18 @@ class LabelSmoothedCrossEntropyWithOrderCriterion(LabelSmoothedCrossEntropyCrite
             predictions, reorder_positions, supervised = inputs
             errors, targets = self.order_errors(model, predictions, reorder_positions)
             order_loss = errors.masked_select(supervised).sum()
+            trained = order_loss
+            if self.order_loss_type == "position-ce":
+                order_ce = self.position_cross_entropy(
+                    model, predictions, reorder_positions, sample["net_input"]["src_tokens"],
+                    self.source_pad).masked_select(supervised).sum()
+                trained = order_loss + order_ce
+                logging_output["order_ce"] = order_ce.data
             order_ntokens = int(supervised.sum())
             if self.order_loss_reduction == "batch-mean":
-                weighted_order_loss = order_loss / max(order_ntokens, 1)
+                weighted_order_loss = trained / max(order_ntokens, 1)
             else:
-                weighted_order_loss = order_loss
+                weighted_order_loss = trained
             loss = (1.0 - self.order_lambda) * loss + self.order_lambda * weighted_order_loss
             # logged summed in both modes, so reduce_metrics reports it per supervised token
             logging_output["order_loss"] = order_loss.data
@@ -145,6 +191,16 @@ class LabelSmoothedCrossEntropyWithOrderCriterion(LabelSmoothedCrossEntropyCrite
         targets = model.order_targets(reorder_positions).float()
         return (predictions.float() - targets).pow(2).mean(dim=-1), targets
 
+    @staticmethod
+    def position_cross_entropy(model, predictions, reorder_positions, src_tokens, padding_idx):
+        """Each token's ``−log softmax_j(C·cos(r_i, p_j))`` at its target ``j``, over the
+        positions of its sentence's words ``(B, T)``; any value where it has no target."""
+        table, beyond = sentence_positions(model, src_tokens, padding_idx)
+        cosine = F.normalize(predictions.float(), dim=-1) @ F.normalize(table, dim=-1).t()
+        scores = (table.size(-1) * cosine).masked_fill(beyond, float("-inf"))
+        log_probs = F.log_softmax(scores, dim=-1)
+        return -log_probs.gather(-1, reorder_positions.clamp(min=0).unsqueeze(-1)).squeeze(-1)
+
     @classmethod
     def reduce_metrics(cls, logging_outputs) -> None:
         super().reduce_metrics(logging_outputs)
@@ -157,6 +213,9 @@ class LabelSmoothedCrossEntropyWithOrderCriterion(LabelSmoothedCrossEntropyCrite
                                round=4)
             metrics.log_scalar("order_own_loss", total("order_own_loss") / order_ntokens,
                                order_ntokens, round=4)
+            if any("order_ce" in log for log in logging_outputs):
+                metrics.log_scalar("order_ce", total("order_ce") / order_ntokens, order_ntokens,
+                                   round=4)
         moved = total("order_moved_ntokens")
         if moved > 0:
             for key in ("order_moved_loss", "order_moved_own_loss", "order_nearest_target",

@@ -23,6 +23,16 @@ def own_positions(src_tokens: torch.Tensor, padding_idx: int) -> torch.Tensor:
     return utils.make_positions(src_tokens, padding_idx) - (padding_idx + 1)
 
 
+def sentence_positions(model, src_tokens, padding_idx):
+    """``(table, beyond)``: the sinusoids of positions 0..T-1 ``(T, C)`` and, per sentence,
+    which of them lie past its last word ``(B, 1, T)``, EOS excluded. A sentence of EOS alone
+    keeps position 0, so that no sentence is left without a candidate."""
+    length = (src_tokens.ne(padding_idx).sum(dim=1, keepdim=True) - 1).clamp(min=1)
+    span = torch.arange(src_tokens.size(1), device=src_tokens.device)
+    table = model.order_targets(span.unsqueeze(0)).float().squeeze(0)
+    return table, span.view(1, 1, -1) >= length.unsqueeze(-1)
+
+
 @torch.no_grad()
 def order_diagnostics(model, predictions, targets, errors, reorder_positions, supervised,
                       src_tokens, padding_idx):
@@ -38,14 +48,10 @@ def order_diagnostics(model, predictions, targets, errors, reorder_positions, su
     own_error = (model.order_targets(own).float() - targets).pow(2).mean(dim=-1)
     moved = supervised & reorder_positions.ne(own)
 
-    # the nearest sinusoid among positions 0..n-1 of each sentence (n words, EOS excluded)
-    length = src_tokens.ne(padding_idx).sum(dim=1, keepdim=True) - 1
-    span = torch.arange(src_tokens.size(1), device=src_tokens.device)
-    table = model.order_targets(span.unsqueeze(0)).float().squeeze(0)
+    table, beyond = sentence_positions(model, src_tokens, padding_idx)
     distance = (predictions.pow(2).sum(-1, keepdim=True) - 2 * predictions @ table.t()
                 + table.pow(2).sum(-1))
-    distance = distance.masked_fill(span.view(1, 1, -1) >= length.unsqueeze(-1), float("inf"))
-    nearest = distance.argmin(dim=-1)
+    nearest = distance.masked_fill(beyond, float("inf")).argmin(dim=-1)
     return {
         "order_own_loss": own_error.masked_select(supervised).sum(),
         "order_moved_ntokens": int(moved.sum()),
