@@ -34,9 +34,9 @@ What each supervised token adds (``--order-loss-type``):
   (``C·(1 − cos)`` is the squared distance between two sinusoids, so neighbouring positions
   differ by a few nats at the demo's width). The cross-entropy does not see the scale of
   ``r_i`` (a dot product would reward growing it without bound), and alone it let ``r_i``
-  grow: Adam's steps are orthogonal to ``r_i``, and on En→Tr its MSE reached 150 times the
-  own-position answer's within 150 updates, swamping the word in the encoder's input. The
-  MSE holds ``r_i`` at the sinusoids' scale. Not in the paper.
+  grow: Adam's steps are orthogonal to ``r_i``, and on En→Tr its MSE reached 160 times the
+  own-position answer's within 150 updates, swamping the word in the encoder's input. The MSE
+  holds ``r_i`` at the sinusoids' scale. Not in the paper.
 
 The order loss then goes through ``--order-loss-reduction`` either way. The logged
 ``order_loss`` is Eq. 1's MSE under both types, so that the diagnostics below compare like
