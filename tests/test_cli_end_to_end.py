@@ -179,6 +179,25 @@ def test_position_baselines_train_decode_ensemble_score_and_run_interactively(
     assert sum(line.startswith("H-") for line in out.stdout.splitlines()) == 2
 
 
+def test_dpe_order_writes_the_network_s_permutation_of_each_sentence(data_bin, checkpoints,
+                                                                     tmp_path):
+    """``xlpe-dpe-order`` on the trained DPE checkpoint: a permutation of each test sentence's
+    words, in corpus order, that ``xlpe-reorder-score`` scores against the test positions."""
+    raw = data_bin.parent / "raw"
+    output = tmp_path / "test.dpe.reorder"
+    run("xlpe_fairseq.evaluation.dpe_order", "--checkpoint", checkpoints / "checkpoint_last.pt",
+        "--data-bin", data_bin, "--split", "test", "--output", output)
+    sources = (raw / "test.xx").read_text().splitlines()
+    orders = [[int(p) for p in line.split()] for line in output.read_text().splitlines()]
+    assert len(orders) == len(sources), "one line a sentence of the split"
+    for n, (order, source) in enumerate(zip(orders, sources), 1):
+        assert sorted(order) == list(range(len(source.split()))), \
+            f"line {n}: a permutation of the sentence's {len(source.split())} words, got {order}"
+    scored = run("xlpe_fairseq.preordering.metrics", "--hypothesis", output,
+                 "--reference", raw / "test.reorder")
+    assert "Kendall tau" in scored.stdout, scored.stdout
+
+
 def test_dpe_training_without_train_reorder_file_fails_clearly(data_bin, tmp_path):
     bare = linked_data_bin(data_bin, tmp_path / "bare", keep=lambda name: ".reorder." not in name)
     out = run("fairseq_cli.train", *training_args(bare, "dpe", tmp_path / "ckpt", max_update=1),

@@ -52,6 +52,7 @@ def test_a_network_that_copies_its_own_position_is_the_baseline(batch):
     stats = diagnose(model, copies, reorder, supervised, src_tokens, pad)
     assert stats["order_moved_ntokens"] == 3, "three words move, the one-word sentence does not"
     assert stats["order_nearest_own"] == 3 and stats["order_nearest_target"] == 0, stats
+    assert stats["order_nearer_target"] == 0, "at its own position, no word is nearer its target"
     assert stats["order_moved_loss"].item() == pytest.approx(stats["order_moved_own_loss"].item())
     table = model.order_targets(torch.arange(3).unsqueeze(0))[0]
     expected = sum((table[i] - table[j]).pow(2).mean() for i, j in [(0, 2), (1, 0), (2, 1)])
@@ -65,6 +66,7 @@ def test_a_network_that_learned_the_order_is_nearest_its_targets(batch):
     learned = model.order_targets(reorder) + 0.01
     stats = diagnose(model, learned, reorder, supervised, src_tokens, pad)
     assert stats["order_nearest_target"] == 3 and stats["order_nearest_own"] == 0, stats
+    assert stats["order_nearer_target"] == 3, stats
     assert stats["order_moved_loss"].item() == pytest.approx(3 * 1e-4, rel=1e-3), "summed"
     assert stats["order_moved_loss"] < stats["order_moved_own_loss"]
 
@@ -79,13 +81,30 @@ def test_nearest_position_is_one_of_the_sentence_s_words(batch):
     assert stats["order_nearest_target"] == 1 and stats["order_nearest_own"] == 2, stats
 
 
+def test_nearer_target_compares_the_two_candidates_alone(batch):
+    """Word 0 moves from 0 to 2; output 0.6 p_1 + 0.4 p_2, it lies nearest position 1, neither
+    its own nor its target, but nearer its target than its own position: the pairwise share
+    counts it, the nearest-of-all does not. Word 1 (1 -> 0) output at position 2 lies nearer
+    its own position than its target; word 2 (2 -> 1) sits at its target."""
+    model, src_tokens, reorder, supervised, pad = batch
+    table = model.order_targets(torch.arange(3).unsqueeze(0))[0]
+    outputs = model.order_targets(own_positions(src_tokens, pad))
+    outputs[0, 0] = 0.6 * table[1] + 0.4 * table[2]
+    outputs[0, 1], outputs[0, 2] = table[2], table[1]
+    stats = diagnose(model, outputs, reorder, supervised, src_tokens, pad)
+    assert stats["order_nearest_target"] == 1, f"only word 2 sits at its target: {stats}"
+    assert stats["order_nearest_own"] == 0, stats
+    assert stats["order_nearer_target"] == 2, (
+        f"words 0 and 2 lie nearer their target than their own position: {stats}")
+
+
 def test_shares_are_reduced_over_moved_tokens():
     logs = [{"order_loss": 2.0, "order_ntokens": 4, "order_own_loss": 1.0,
              "order_moved_ntokens": 2, "order_moved_loss": 1.0, "order_moved_own_loss": 0.8,
-             "order_nearest_target": 1, "order_nearest_own": 1},
+             "order_nearest_target": 1, "order_nearest_own": 1, "order_nearer_target": 2},
             {"order_loss": 1.0, "order_ntokens": 4, "order_own_loss": 1.0,
              "order_moved_ntokens": 2, "order_moved_loss": 0.6, "order_moved_own_loss": 0.8,
-             "order_nearest_target": 2, "order_nearest_own": 0}]
+             "order_nearest_target": 2, "order_nearest_own": 0, "order_nearer_target": 1}]
     logs = [{"loss": 1.0, "nll_loss": 1.0, "ntokens": 5, "sample_size": 5, **log} for log in logs]
     with metrics.aggregate() as aggregated:
         LabelSmoothedCrossEntropyWithOrderCriterion.reduce_metrics(logs)
@@ -95,3 +114,4 @@ def test_shares_are_reduced_over_moved_tokens():
     assert values["order_moved_own_loss"] == pytest.approx(0.4)
     assert values["order_nearest_target"] == pytest.approx(0.75), "share of moved tokens"
     assert values["order_nearest_own"] == pytest.approx(0.25)
+    assert values["order_nearer_target"] == pytest.approx(0.75)

@@ -25,6 +25,8 @@ from xlpe_fairseq.evaluation.study import (
     oracle_gain_share,
     oracle_gain_shares,
     oracle_gain_shares_text,
+    order_diagnostics,
+    order_diagnostics_text,
     seed_bootstrap,
     model_flags,
     profile_settings,
@@ -417,6 +419,8 @@ def test_variants_are_rows_of_one_model_with_their_own_options(corpus, position_
     assert set(diagnostics["dpe-lambda0"]) == {"train", "valid"}
     for split in diagnostics["dpe-lambda0"].values():
         assert 0 <= split["order_nearest_target"] + split["order_nearest_own"] <= 1, split
+        assert split["order_nearest_target"] <= split["order_nearer_target"] <= 1, (
+            f"a token nearest its target of all positions is nearer it than its own: {split}")
     markdown = (work / "report.md").read_text()
     assert f"`dpe-lambda0` = `{variant.split('=', 1)[1]}`" in markdown, \
         "the report must say what a variant row is"
@@ -485,3 +489,24 @@ def test_report_defines_only_the_variants_it_shows(tmp_path):
     markdown = markdown_report(summary, [], tmp_path / "study")
     assert "`dpe-small` = `dpe --dpe-layers 1`" in markdown, markdown
     assert "dpe-lambda0" not in markdown, "a variant without a row is named:\n" + markdown
+
+
+def test_order_diagnostics_of_a_log_written_before_the_pairwise_share(tmp_path):
+    """Logs of runs trained before the criterion logged ``order_nearer_target`` still report
+    the other diagnostics; the report shows the missing share as a dash."""
+    common = ("order_loss 0.0813 | order_own_loss 0.1094 | order_moved_loss 0.1327 | "
+              "order_moved_own_loss 0.205 | order_nearest_target 0.066 | order_nearest_own 0.543")
+    line = ("2026-11-20 10:00:00 | INFO | valid | epoch 005 | valid on 'valid' subset | loss 3.1 | "
+            "nll_loss 5.7 | {} | ppl 52 | num_updates 1000\n")
+    old_log, new_log = tmp_path / "old.log", tmp_path / "new.log"
+    old_log.write_text(line.format(common))
+    new_log.write_text(line.format(common + " | order_nearer_target 0.25"))
+    before = order_diagnostics(old_log)["valid"]
+    assert "order_nearer_target" not in before and before["order_nearest_own"] == 0.543, before
+    after = order_diagnostics(new_log)["valid"]
+    assert after["order_nearer_target"] == 0.25, after
+    rows = [row for row in order_diagnostics_text({"dpe": {"valid": before},
+                                                   "dpe-new": {"valid": after}})
+            if row.startswith("| dpe")]
+    assert rows[0].endswith("| 54.3% | – |"), rows[0]
+    assert rows[1].endswith("| 54.3% | 25.0% |"), rows[1]

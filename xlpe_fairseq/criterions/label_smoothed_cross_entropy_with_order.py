@@ -48,7 +48,8 @@ Source tokens with a negative reorder position (padding, and unaligned words wri
 Whether the DPE network learns the order or copies each token's own position is logged with
 the order loss, in training and validation (``order_diagnostics``): ``order_own_loss`` (the
 "own position" baseline on the same tokens), and on moved tokens ``order_moved_loss``,
-``order_moved_own_loss``, ``order_nearest_target`` and ``order_nearest_own``.
+``order_moved_own_loss``, ``order_nearest_target``, ``order_nearest_own`` and
+``order_nearer_target``.
 """
 from dataclasses import dataclass, field
 
@@ -219,5 +220,5 @@ class LabelSmoothedCrossEntropyWithOrderCriterion(LabelSmoothedCrossEntropyCrite
         moved = total("order_moved_ntokens")
         if moved > 0:
             for key in ("order_moved_loss", "order_moved_own_loss", "order_nearest_target",
-                        "order_nearest_own"):
+                        "order_nearest_own", "order_nearer_target"):
                 metrics.log_scalar(key, total(key) / moved, moved, round=4)

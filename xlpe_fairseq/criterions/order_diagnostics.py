@@ -6,12 +6,14 @@ of nearby positions are close. So beside ``L_order`` (Zheng et al. 2021, Eq. 1) 
 on the same supervised tokens,
 
 - the "own position" baseline: the MSE of ``p_i`` against the target ``p_j``;
-- on the *moved* tokens (``j != i``) only: the order loss, the baseline, and how often the
+- on the *moved* tokens (``j != i``) only: the order loss, the baseline, how often the
   sinusoid nearest to the output ``r_i`` (among the sentence's positions) is the target ``j``
-  and how often it is the token's own ``i``.
+  and how often it is the token's own ``i``, and how often ``r_i`` is nearer ``p_j`` than
+  ``p_i`` (the two candidates alone, whatever other positions lie nearer).
 
 A network that learns reordering beats the baseline on moved tokens and places them nearer
-their target than their own position.
+their target than their own position. The nearest-of-all share asks more: a network that
+moves a token most of the way to a far target may still lie nearest a position in between.
 """
 import torch
 from fairseq import utils
@@ -39,13 +41,15 @@ def order_diagnostics(model, predictions, targets, errors, reorder_positions, su
     """Summed statistics of one batch (see the module docstring), for fairseq's logging.
 
     ``predictions`` ``(B, T, C)``: the DPE output; ``targets`` ``(B, T, C)`` and ``errors``
-    ``(B, T)``: the target sinusoids and the order loss's per-token terms, as the criterion
-    computed them; ``reorder_positions`` ``(B, T)``: target positions; ``supervised``
+    ``(B, T)``: the target sinusoids and the squared errors against them (Eq. 1's per-token
+    terms), as the criterion computed them; ``reorder_positions`` ``(B, T)``: target positions; ``supervised``
     ``(B, T)``: the tokens the order loss covers (EOS excluded).
     """
     predictions = predictions.float()
     own = own_positions(src_tokens, padding_idx)
-    own_error = (model.order_targets(own).float() - targets).pow(2).mean(dim=-1)
+    own_targets = model.order_targets(own).float()
+    own_error = (own_targets - targets).pow(2).mean(dim=-1)
+    from_own = (predictions - own_targets).pow(2).mean(dim=-1)
     moved = supervised & reorder_positions.ne(own)
 
     table, beyond = sentence_positions(model, src_tokens, padding_idx)
@@ -59,4 +63,5 @@ def order_diagnostics(model, predictions, targets, errors, reorder_positions, su
         "order_moved_own_loss": own_error.masked_select(moved).sum(),
         "order_nearest_target": int((nearest.eq(reorder_positions) & moved).sum()),
         "order_nearest_own": int((nearest.eq(own) & moved).sum()),
+        "order_nearer_target": int((errors.lt(from_own) & moved).sum()),
     }

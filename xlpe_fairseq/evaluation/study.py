@@ -525,6 +525,8 @@ def validation_curve(train_log):
 
 ORDER_FIELDS = ("order_loss", "order_own_loss", "order_moved_loss", "order_moved_own_loss",
                 "order_nearest_target", "order_nearest_own")
+# logged by later versions of the criterion; runs logged before it still report the others
+LATER_ORDER_FIELDS = ("order_nearer_target",)
 
 
 def order_diagnostics(train_log):
@@ -534,7 +536,8 @@ def order_diagnostics(train_log):
     for split, patterns in (("train", TRAIN_LINES), ("valid", (VALID_LINE,))):
         for fields in log_fields(train_log, *patterns):
             if all(name in fields for name in ORDER_FIELDS):
-                last[split] = {name: float(fields[name]) for name in ORDER_FIELDS}
+                last[split] = {name: float(fields[name])
+                               for name in ORDER_FIELDS + LATER_ORDER_FIELDS if name in fields}
                 last[split]["num_updates"] = int(fields["num_updates"])
     return last
 
@@ -795,9 +798,11 @@ def order_diagnostics_by_model(study, models, seeds):
         runs = [order_diagnostics(study.run_dir(model, seed) / "train.log") for seed in seeds]
         for split in ("train", "valid"):
             if all(split in run for run in runs):
+                names = (*ORDER_FIELDS, "num_updates",
+                         *(name for name in LATER_ORDER_FIELDS
+                           if all(name in run[split] for run in runs)))
                 by_model.setdefault(model, {})[split] = {
-                    name: float(np.mean([run[split][name] for run in runs]))
-                    for name in (*ORDER_FIELDS, "num_updates")}
+                    name: float(np.mean([run[split][name] for run in runs])) for name in names}
     return by_model
 
 
@@ -826,18 +831,22 @@ def order_diagnostics_text(diagnostics):
              "The order loss (MSE a token) of each DPE row at its last update, mean over seeds, "
              "beside the \"own position\" baseline (outputting the sinusoid of the token's own "
              "position) on the same tokens; then on moved tokens only (target position ≠ own "
-             "position), and how often the sinusoid nearest to the output, among the "
-             "sentence's positions, is the target's or the token's own. Train: the last "
+             "position), how often the sinusoid nearest to the output, among the "
+             "sentence's positions, is the target's or the token's own, and how often the "
+             "output lies nearer the target's sinusoid than the own one. Train: the last "
              "logged interval (dropout on); valid: the last validation.", "",
              "| model | split | order loss | own-position baseline | moved: loss | moved: "
-             "baseline | moved: nearest target | moved: nearest own |",
-             "|---|---|---|---|---|---|---|---|"]
+             "baseline | moved: nearest target | moved: nearest own | moved: nearer target "
+             "than own |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for model, splits in diagnostics.items():
         for split, d in splits.items():
+            nearer = d.get("order_nearer_target")
             lines.append(f"| {model} | {split} | {d['order_loss']:.4f} | "
                          f"{d['order_own_loss']:.4f} | {d['order_moved_loss']:.4f} | "
                          f"{d['order_moved_own_loss']:.4f} | {d['order_nearest_target']:.1%} | "
-                         f"{d['order_nearest_own']:.1%} |")
+                         f"{d['order_nearest_own']:.1%} | "
+                         f"{'–' if nearer is None else format(nearer, '.1%')} |")
     return lines
 
 
