@@ -94,6 +94,19 @@ def forced_attention_of_batch(model, net_input, layer):
     return extra["attn"][0], source
 
 
+def split_batches(model, task, split, max_tokens):
+    """``(dataset, batches)``: ``split`` loaded by the task, and its batches in corpus order,
+    as fairseq-generate would make them."""
+    task.load_dataset(split)
+    dataset = task.dataset(split)
+    batches = task.get_batch_iterator(
+        dataset=dataset, max_tokens=max_tokens, max_positions=model.max_positions(),
+        # a sentence too long for the model must fail, not vanish from the results
+        ignore_invalid_inputs=False, required_batch_size_multiple=1, num_workers=0,
+    ).next_epoch_itr(shuffle=False)
+    return dataset, batches
+
+
 def attention_links(model, task, split, alignment_layer=None, max_tokens=4000):
     """``(links, source_length, target_length)`` per sentence of ``split``, in corpus order:
     the BPE-piece links ``{(source, target)}`` and the piece counts without EOS, from the
@@ -102,13 +115,7 @@ def attention_links(model, task, split, alignment_layer=None, max_tokens=4000):
     import torch
 
     alignment_layer = attention_layer(model, alignment_layer)
-    task.load_dataset(split)
-    dataset = task.dataset(split)
-    batches = task.get_batch_iterator(
-        dataset=dataset, max_tokens=max_tokens, max_positions=model.max_positions(),
-        # a sentence too long for the model must fail, not vanish from the scores
-        ignore_invalid_inputs=False, required_batch_size_multiple=1, num_workers=0,
-    ).next_epoch_itr(shuffle=False)
+    dataset, batches = split_batches(model, task, split, max_tokens)
     source_pad, source_eos = task.source_dictionary.pad(), task.source_dictionary.eos()
     pad, eos = task.target_dictionary.pad(), task.target_dictionary.eos()
     links = [None] * len(dataset)

@@ -23,7 +23,7 @@ from ..preprocessing.io_utils import (
     require_files,
     run_command,
 )
-from .attention_alignment import load_model
+from .attention_alignment import load_model, split_batches
 
 
 def ranked_positions(nearest, own):
@@ -57,13 +57,7 @@ def nearest_positions(model, src_tokens, padding_idx, eos_idx):
 def predicted_orders(model, task, split, max_tokens=4000):
     """The network's permutation (``ranked_positions``) of every sentence of ``split``, in
     corpus order."""
-    task.load_dataset(split)
-    dataset = task.dataset(split)
-    batches = task.get_batch_iterator(
-        dataset=dataset, max_tokens=max_tokens, max_positions=model.max_positions(),
-        # a sentence too long for the model must fail, not vanish from the file
-        ignore_invalid_inputs=False, required_batch_size_multiple=1, num_workers=0,
-    ).next_epoch_itr(shuffle=False)
+    dataset, batches = split_batches(model, task, split, max_tokens)
     dictionary = task.source_dictionary
     orders = [None] * len(dataset)
     for sample in batches:
