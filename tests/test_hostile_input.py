@@ -146,6 +146,12 @@ def attention_heatmap(tmp, out):
             "--output", out]
 
 
+def dpe_order(tmp, out):
+    checkpoint = tmp / "checkpoint.pt"
+    checkpoint.write_bytes(b"not read before the output check")
+    return ["--checkpoint", str(checkpoint), "--data-bin", str(tmp), "--output", out]
+
+
 FILE_WRITERS = {
     "xlpe-tokenize": [tokenize],
     "xlpe-bpe": [bpe_learn, bpe_apply],
@@ -160,6 +166,7 @@ FILE_WRITERS = {
     "xlpe-aer": [aer],
     "xlpe-average-checkpoints": [average_checkpoints],
     "xlpe-attention-heatmap": [attention_heatmap],
+    "xlpe-dpe-order": [dpe_order],
 }
 
 

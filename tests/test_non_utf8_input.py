@@ -314,6 +314,14 @@ def attention_heatmap(tmp):
             not_utf8(data_bin / "dict.en.txt", 2))
 
 
+def dpe_order(tmp):
+    # the data-bin's dictionaries are the only text this command reads (through fairseq)
+    data_bin, checkpoint = fake_data_bin(tmp, bad_line=1)
+    return (["--checkpoint", str(checkpoint), "--data-bin", str(data_bin),
+             "--output", str(tmp / "valid.dpe-net.reorder")],
+            not_utf8(data_bin / "dict.en.txt", 1))
+
+
 def study(tmp):
     reference = text_file(tmp / "test.en", ["a house", "a dog"], bad_line=2)
     return (["--data-bin", str(tmp / "data-bin"), "--source-lang", "he", "--target-lang", "en",
@@ -359,6 +367,7 @@ CASES = {
     "xlpe-swap-robustness": [swap_robustness, swap_robustness_dictionary],
     "xlpe-noise-curve": [noise_curve, noise_curve_reference],
     "xlpe-attention-heatmap": [attention_heatmap],
+    "xlpe-dpe-order": [dpe_order],
     "xlpe-study": [study, study_gold, study_dictionary],
 }
 

@@ -19,6 +19,7 @@ from ..help_format import HelpFormatter
 from ..preprocessing.io_utils import (
     InputError,
     atomic_output,
+    check_dictionaries,
     check_outputs,
     require_files,
     run_command,
@@ -73,6 +74,7 @@ def write_dpe_order(checkpoint, data_bin, split, output, max_tokens):
     check_outputs([output], [checkpoint])
     if not os.path.isdir(data_bin):
         raise InputError(f"--data-bin {data_bin}: no such directory")
+    check_dictionaries(data_bin)
     split_prefix = os.path.join(data_bin, f"{split}.")
     if not any(name.startswith(f"{split}.") for name in os.listdir(data_bin)):
         raise InputError(f"{split_prefix}*: --data-bin {data_bin} has no split {split!r}")
