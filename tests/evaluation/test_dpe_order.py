@@ -53,7 +53,8 @@ def test_bad_inputs_fail_in_one_line_and_write_nothing(tmp_path, monkeypatch, ca
     monkeypatch.setattr(dpe_order_module, "load_model",
                         lambda checkpoint, data_bin: (torch.nn.Linear(1, 1), None))
     cases = [
-        (["--checkpoint", tmp_path / "missing.pt", "--data-bin", data_bin], "missing.pt: no such file"),
+        (["--checkpoint", tmp_path / "missing.pt", "--data-bin", data_bin],
+         "missing.pt: no such file"),
         (["--checkpoint", checkpoint, "--data-bin", tmp_path / "nowhere"], "no such directory"),
         (["--checkpoint", checkpoint, "--data-bin", data_bin, "--split", "dev"], "no split 'dev'"),
         (["--checkpoint", checkpoint, "--data-bin", data_bin], "has no DPE network"),

@@ -42,8 +42,8 @@ def order_diagnostics(model, predictions, targets, errors, reorder_positions, su
 
     ``predictions`` ``(B, T, C)``: the DPE output; ``targets`` ``(B, T, C)`` and ``errors``
     ``(B, T)``: the target sinusoids and the squared errors against them (Eq. 1's per-token
-    terms), as the criterion computed them; ``reorder_positions`` ``(B, T)``: target positions; ``supervised``
-    ``(B, T)``: the tokens the order loss covers (EOS excluded).
+    terms), as the criterion computed them; ``reorder_positions`` ``(B, T)``: target
+    positions; ``supervised`` ``(B, T)``: the tokens the order loss covers (EOS excluded).
     """
     predictions = predictions.float()
     own = own_positions(src_tokens, padding_idx)

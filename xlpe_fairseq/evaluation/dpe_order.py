@@ -29,7 +29,7 @@ from .attention_alignment import load_model, split_batches
 
 def ranked_positions(nearest, own):
     """A permutation from each word's predicted position: word ``i`` goes to its rank when the
-    words are sorted by ``(nearest[i], i)``."""
+    words are sorted by ``(nearest[i], own[i])``, so that ties keep the source order."""
     order = sorted(range(len(nearest)), key=lambda i: (nearest[i], own[i]))
     positions = [0] * len(order)
     for rank, word in enumerate(order):
@@ -96,7 +96,8 @@ def build_parser():
     parser.add_argument("--output", required=True,
                         help="reorder file to write: per line, each source BPE piece's position "
                         "in the predicted order")
-    parser.add_argument("--max-tokens", type=int, default=4000)
+    parser.add_argument("--max-tokens", type=int, default=4000,
+                        help="source and target tokens a batch (default: 4000)")
     return parser
 
 
