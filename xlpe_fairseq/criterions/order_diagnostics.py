@@ -35,6 +35,15 @@ def sentence_positions(model, src_tokens, padding_idx):
     return table, span.view(1, 1, -1) >= length.unsqueeze(-1)
 
 
+def nearest_sentence_position(model, predictions, src_tokens, padding_idx):
+    """``(B, T)``: per output of ``predictions`` ``(B, T, C)``, the position among its
+    sentence's words (``sentence_positions``) whose sinusoid lies nearest to it."""
+    table, beyond = sentence_positions(model, src_tokens, padding_idx)
+    distance = (predictions.pow(2).sum(-1, keepdim=True) - 2 * predictions @ table.t()
+                + table.pow(2).sum(-1))
+    return distance.masked_fill(beyond, float("inf")).argmin(dim=-1)
+
+
 @torch.no_grad()
 def order_diagnostics(model, predictions, targets, errors, reorder_positions, supervised,
                       src_tokens, padding_idx):
@@ -52,10 +61,7 @@ def order_diagnostics(model, predictions, targets, errors, reorder_positions, su
     from_own = (predictions - own_targets).pow(2).mean(dim=-1)
     moved = supervised & reorder_positions.ne(own)
 
-    table, beyond = sentence_positions(model, src_tokens, padding_idx)
-    distance = (predictions.pow(2).sum(-1, keepdim=True) - 2 * predictions @ table.t()
-                + table.pow(2).sum(-1))
-    nearest = distance.masked_fill(beyond, float("inf")).argmin(dim=-1)
+    nearest = nearest_sentence_position(model, predictions, src_tokens, padding_idx)
     return {
         "order_own_loss": own_error.masked_select(supervised).sum(),
         "order_moved_ntokens": int(moved.sum()),

@@ -14,7 +14,7 @@ binarized split (and its BPE text) one to one.
 import argparse
 import os
 
-from ..criterions.order_diagnostics import own_positions, sentence_positions
+from ..criterions.order_diagnostics import nearest_sentence_position, own_positions
 from ..help_format import HelpFormatter
 from ..preprocessing.io_utils import (
     InputError,
@@ -45,10 +45,7 @@ def nearest_positions(model, src_tokens, padding_idx, eos_idx):
     with torch.no_grad():
         predictions = model.encoder.dynamic_positions(
             src_tokens, model.encoder.embed_tokens(src_tokens)).float()
-        table, beyond = sentence_positions(model, src_tokens, padding_idx)
-        distance = (predictions.pow(2).sum(-1, keepdim=True) - 2 * predictions @ table.t()
-                    + table.pow(2).sum(-1))
-        nearest = distance.masked_fill(beyond, float("inf")).argmin(dim=-1)
+        nearest = nearest_sentence_position(model, predictions, src_tokens, padding_idx)
     own = own_positions(src_tokens, padding_idx)
     words = src_tokens.ne(padding_idx) & src_tokens.ne(eos_idx)
     return [(nearest[row][words[row]].tolist(), own[row][words[row]].tolist())
