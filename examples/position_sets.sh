@@ -16,7 +16,11 @@
 #   OUT/predicted train on the cross-fitted predictions, valid/test on the preorderer's
 #                 ({split}.pred.reorder): trained on positions like those it is tested on;
 #   OUT/mixed     train on the per-sentence mix of oracle and cross-fitted positions, valid/test
-#                 on the preorderer's.
+#                 on the preorderer's;
+# and, with DPE_CHECKPOINT=PATH (a transformer_dpe checkpoint trained on this text),
+#   OUT/dpe-network every split in the order that checkpoint's DPE network predicts
+#                 (xlpe-dpe-order): DPE's learnt order read as a preorderer, so that XL PE
+#                 can be tested on it (--test-positions dpe-network).
 # Nothing under DATA_BIN or BPE_DIR is written; a set is built under a temporary name and then
 # moved into place.
 set -euo pipefail
@@ -50,10 +54,17 @@ if ((${#CROSS_FITTED[@]})); then
         fi
     done
 fi
+if [[ -n ${DPE_CHECKPOINT:-} && ! -f $DPE_CHECKPOINT ]]; then
+    echo "$0: DPE_CHECKPOINT $DPE_CHECKPOINT: no such file" >&2
+    exit 1
+fi
 mkdir -p "$OUT"
+PARTIAL=""  # the set being built, removed if the script stops before moving it into place
+trap 'rm -rf "$PARTIAL"' EXIT
 
 build_set() {  # NAME POSITIONS_OF_SPLIT_COMMAND
     local name=$1 make_positions=$2 tmp="$OUT/$1.part" split file
+    PARTIAL=$tmp
     rm -rf "$tmp"
     mkdir "$tmp"
     for file in "$DATA_BIN"/dict.*.txt "$DATA_BIN"/*."$SRC-$TGT".{"$SRC","$TGT"}.{bin,idx}; do
@@ -83,3 +94,13 @@ for set in "${CROSS_FITTED[@]}"; do
     TRAIN_POSITIONS=$BPE/${set#*:}
     build_set "${set%%:*}" cross_fitted_positions
 done
+dpe_network_positions() {  # SPLIT: the DPE network's order, via a file (the command writes one)
+    local file="$OUT/dpe-network.part/$1.dpe-network.reorder"
+    xlpe-dpe-order --checkpoint "$DPE_CHECKPOINT" --data-bin "$DATA_BIN" --split "$1" \
+        --output "$file" >&2
+    cat "$file"
+    rm "$file"
+}
+if [[ -n ${DPE_CHECKPOINT:-} ]]; then
+    build_set dpe-network dpe_network_positions
+fi

@@ -87,3 +87,71 @@ def test_a_missing_oracle_file_is_named(tmp_path):
     result = position_sets(data_bin, raw, "xx", "yy", tmp_path / "sets")
     assert result.returncode == 1 and "train.btg.reorder" in result.stderr, result.stderr
     assert not (tmp_path / "sets").exists(), "nothing may be written before the check"
+
+
+
+STUB_DPE_ORDER = """#!{python}
+# stands in for xlpe-dpe-order: the split's sentences reversed, or a failure on FAIL_SPLIT
+import os, sys
+args = dict(zip(sys.argv[1::2], sys.argv[2::2]))
+if args["--split"] == os.environ.get("FAIL_SPLIT"):
+    sys.exit("xlpe-dpe-order: error: stub failure")
+assert os.path.isfile(args["--checkpoint"]), args
+lines = open(os.path.join(os.environ["RAW"], args["--split"] + ".reorder")).read().splitlines()
+with open(args["--output"], "w") as out:
+    for line in lines:
+        n = len(line.split())
+        out.write(" ".join(str(n - 1 - k) for k in range(n)) + "\\n")
+"""
+
+
+def run_with_dpe_checkpoint(tmp_path, raw, data_bin, checkpoint, **env):
+    """position_sets.sh with DPE_CHECKPOINT, a stub xlpe-dpe-order first on PATH (the command
+    itself is tested on a trained checkpoint in test_cli_end_to_end)."""
+    stub_dir = tmp_path / "stub-bin"
+    stub_dir.mkdir()
+    (stub_dir / "xlpe-dpe-order").write_text(STUB_DPE_ORDER.format(python=sys.executable))
+    (stub_dir / "xlpe-dpe-order").chmod(0o755)
+    path = os.pathsep.join([str(stub_dir), os.path.dirname(sys.executable), os.environ["PATH"]])
+    return subprocess.run(["bash", REPO / "examples/position_sets.sh", data_bin, raw, "xx", "yy",
+                           tmp_path / "sets"], capture_output=True, text=True,
+                          env={**os.environ, "PATH": path, "RAW": str(raw),
+                               "DPE_CHECKPOINT": str(checkpoint), **env})
+
+
+def test_dpe_network_set_holds_the_network_s_order_in_every_split(tmp_path):
+    raw, data_bin = binarized_corpus(tmp_path, {"train": 8, "valid": 3, "test": 4})
+    for split in ("train", "valid", "test"):
+        shutil.copy(raw / f"{split}.reorder", raw / f"{split}.btg.reorder")
+    checkpoint = tmp_path / "dpe.pt"
+    checkpoint.write_bytes(b"")
+    result = run_with_dpe_checkpoint(tmp_path, raw, data_bin, checkpoint)
+    assert result.returncode == 0, result.stderr[-3000:]
+    for split in ("train", "valid", "test"):
+        assert positions(tmp_path / "sets/dpe-network", split) == [
+            [int(p) for p in line.split()] for line in
+            reversed_positions(raw / f"{split}.reorder").splitlines()], \
+            f"dpe-network {split} must hold xlpe-dpe-order's positions"
+    assert sorted(path.name for path in (tmp_path / "sets").iterdir()) == [
+        "dpe-network", "monotone", "oracle"], "no intermediate file may be left in OUT"
+
+
+def test_a_failing_dpe_order_leaves_no_partial_set(tmp_path):
+    raw, data_bin = binarized_corpus(tmp_path, {"train": 6, "valid": 2, "test": 2})
+    for split in ("train", "valid", "test"):
+        shutil.copy(raw / f"{split}.reorder", raw / f"{split}.btg.reorder")
+    checkpoint = tmp_path / "dpe.pt"
+    checkpoint.write_bytes(b"")
+    result = run_with_dpe_checkpoint(tmp_path, raw, data_bin, checkpoint, FAIL_SPLIT="valid")
+    assert result.returncode == 1 and "stub failure" in result.stderr, result.stderr[-2000:]
+    assert sorted(path.name for path in (tmp_path / "sets").iterdir()) == [
+        "monotone", "oracle"], "the failed set must not be left half-built"
+
+
+def test_a_missing_dpe_checkpoint_is_named_before_anything_is_written(tmp_path):
+    raw, data_bin = binarized_corpus(tmp_path, {"train": 6, "valid": 2, "test": 2})
+    for split in ("train", "valid", "test"):
+        shutil.copy(raw / f"{split}.reorder", raw / f"{split}.btg.reorder")
+    result = run_with_dpe_checkpoint(tmp_path, raw, data_bin, tmp_path / "missing.pt")
+    assert result.returncode == 1 and "missing.pt: no such file" in result.stderr, result.stderr
+    assert not (tmp_path / "sets").exists(), "nothing may be written before the check"
