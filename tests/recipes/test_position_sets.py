@@ -19,15 +19,21 @@ def position_sets(*args):
                           text=True, env=env)
 
 
+def corpus_with_oracle(tmp_path, sizes):
+    """The synthetic corpus and its data-bin, with each split's positions as its BTG oracle."""
+    raw, data_bin = binarized_corpus(tmp_path, sizes)
+    for split in ("train", "valid", "test"):
+        shutil.copy(raw / f"{split}.reorder", raw / f"{split}.btg.reorder")
+    return raw, data_bin
+
+
 def positions(data_bin, split):
     dataset = data_utils.load_indexed_dataset(str(data_bin / f"{split}.reorder.xx-yy"), None)
     return [dataset[k].tolist() for k in range(len(dataset))]
 
 
 def test_oracle_and_monotone_sets_hold_the_expected_positions(tmp_path):
-    raw, data_bin = binarized_corpus(tmp_path, {"train": 12, "valid": 4, "test": 5})
-    for split in ("train", "valid", "test"):
-        shutil.copy(raw / f"{split}.reorder", raw / f"{split}.btg.reorder")
+    raw, data_bin = corpus_with_oracle(tmp_path, {"train": 12, "valid": 4, "test": 5})
     before = sorted(path.name for path in data_bin.iterdir())
     result = position_sets(data_bin, raw, "xx", "yy", tmp_path / "sets")
     assert result.returncode == 0, result.stderr[-3000:]
@@ -52,9 +58,7 @@ def reversed_positions(path):
 
 
 def test_cross_fitted_sets_train_on_their_file_and_test_on_the_preorderers(tmp_path):
-    raw, data_bin = binarized_corpus(tmp_path, {"train": 12, "valid": 4, "test": 5})
-    for split in ("train", "valid", "test"):
-        shutil.copy(raw / f"{split}.reorder", raw / f"{split}.btg.reorder")
+    raw, data_bin = corpus_with_oracle(tmp_path, {"train": 12, "valid": 4, "test": 5})
     (raw / "train.pred.reorder").write_text(reversed_positions(raw / "train.reorder"))
     shutil.copy(raw / "train.reorder", raw / "train.mixed.reorder")
     for split in ("valid", "test"):
@@ -73,9 +77,7 @@ def test_cross_fitted_sets_train_on_their_file_and_test_on_the_preorderers(tmp_p
 
 
 def test_cross_fitted_sets_need_the_preorderers_test_positions(tmp_path):
-    raw, data_bin = binarized_corpus(tmp_path, {"train": 6, "valid": 2, "test": 2})
-    for split in ("train", "valid", "test"):
-        shutil.copy(raw / f"{split}.reorder", raw / f"{split}.btg.reorder")
+    raw, data_bin = corpus_with_oracle(tmp_path, {"train": 6, "valid": 2, "test": 2})
     shutil.copy(raw / "train.reorder", raw / "train.pred.reorder")
     result = position_sets(data_bin, raw, "xx", "yy", tmp_path / "sets")
     assert result.returncode == 1 and "valid.pred.reorder" in result.stderr, result.stderr
@@ -105,9 +107,12 @@ with open(args["--output"], "w") as out:
 """
 
 
-def run_with_dpe_checkpoint(tmp_path, raw, data_bin, checkpoint, **env):
-    """position_sets.sh with DPE_CHECKPOINT, a stub xlpe-dpe-order first on PATH (the command
-    itself is tested on a trained checkpoint in test_cli_end_to_end)."""
+def run_with_dpe_checkpoint(tmp_path, raw, data_bin, checkpoint, create=True, **env):
+    """position_sets.sh with DPE_CHECKPOINT (an empty file unless ``create`` is false) and a
+    stub xlpe-dpe-order first on PATH (the command itself is tested on a trained checkpoint in
+    test_cli_end_to_end)."""
+    if create:
+        checkpoint.write_bytes(b"")
     stub_dir = tmp_path / "stub-bin"
     stub_dir.mkdir()
     (stub_dir / "xlpe-dpe-order").write_text(STUB_DPE_ORDER.format(python=sys.executable))
@@ -120,12 +125,8 @@ def run_with_dpe_checkpoint(tmp_path, raw, data_bin, checkpoint, **env):
 
 
 def test_dpe_network_set_holds_the_network_s_order_in_every_split(tmp_path):
-    raw, data_bin = binarized_corpus(tmp_path, {"train": 8, "valid": 3, "test": 4})
-    for split in ("train", "valid", "test"):
-        shutil.copy(raw / f"{split}.reorder", raw / f"{split}.btg.reorder")
-    checkpoint = tmp_path / "dpe.pt"
-    checkpoint.write_bytes(b"")
-    result = run_with_dpe_checkpoint(tmp_path, raw, data_bin, checkpoint)
+    raw, data_bin = corpus_with_oracle(tmp_path, {"train": 8, "valid": 3, "test": 4})
+    result = run_with_dpe_checkpoint(tmp_path, raw, data_bin, tmp_path / "dpe.pt")
     assert result.returncode == 0, result.stderr[-3000:]
     for split in ("train", "valid", "test"):
         assert positions(tmp_path / "sets/dpe-network", split) == [
@@ -137,21 +138,17 @@ def test_dpe_network_set_holds_the_network_s_order_in_every_split(tmp_path):
 
 
 def test_a_failing_dpe_order_leaves_no_partial_set(tmp_path):
-    raw, data_bin = binarized_corpus(tmp_path, {"train": 6, "valid": 2, "test": 2})
-    for split in ("train", "valid", "test"):
-        shutil.copy(raw / f"{split}.reorder", raw / f"{split}.btg.reorder")
-    checkpoint = tmp_path / "dpe.pt"
-    checkpoint.write_bytes(b"")
-    result = run_with_dpe_checkpoint(tmp_path, raw, data_bin, checkpoint, FAIL_SPLIT="valid")
+    raw, data_bin = corpus_with_oracle(tmp_path, {"train": 6, "valid": 2, "test": 2})
+    result = run_with_dpe_checkpoint(tmp_path, raw, data_bin, tmp_path / "dpe.pt",
+                                     FAIL_SPLIT="valid")
     assert result.returncode == 1 and "stub failure" in result.stderr, result.stderr[-2000:]
     assert sorted(path.name for path in (tmp_path / "sets").iterdir()) == [
         "monotone", "oracle"], "the failed set must not be left half-built"
 
 
 def test_a_missing_dpe_checkpoint_is_named_before_anything_is_written(tmp_path):
-    raw, data_bin = binarized_corpus(tmp_path, {"train": 6, "valid": 2, "test": 2})
-    for split in ("train", "valid", "test"):
-        shutil.copy(raw / f"{split}.reorder", raw / f"{split}.btg.reorder")
-    result = run_with_dpe_checkpoint(tmp_path, raw, data_bin, tmp_path / "missing.pt")
+    raw, data_bin = corpus_with_oracle(tmp_path, {"train": 6, "valid": 2, "test": 2})
+    result = run_with_dpe_checkpoint(tmp_path, raw, data_bin, tmp_path / "missing.pt",
+                                     create=False)
     assert result.returncode == 1 and "missing.pt: no such file" in result.stderr, result.stderr
     assert not (tmp_path / "sets").exists(), "nothing may be written before the check"
