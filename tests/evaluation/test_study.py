@@ -314,9 +314,13 @@ def test_report_shows_the_share_for_rows_tested_with_oracle_and_monotone():
     metric, oracle = statistics(REFERENCES, REFERENCES)
     _, monotone = statistics(WORSE, REFERENCES)
     stats = {"xlpe-inxl": [oracle], "xlpe-inxl [test: oracle]": [oracle],
-             "xlpe-inxl [test: monotone]": [monotone], "transformer": [monotone]}
+             "xlpe-inxl [test: monotone]": [monotone], "xlpe-inxl [test: dpe-network]": [monotone],
+             "transformer": [monotone], "transformer-other [test: dpe-network]": [oracle]}
     shares = oracle_gain_shares(list(stats), stats, metric, 50, 0)
-    assert list(shares) == ["xlpe-inxl"], "only an XL PE row with both sets has a share"
+    assert list(shares) == ["xlpe-inxl", "xlpe-inxl [test: dpe-network]"], \
+        "an XL PE row with both sets has a share for its own and every other set's positions"
+    assert shares["xlpe-inxl [test: dpe-network]"]["share"] == pytest.approx(0.0), \
+        "positions that score as monotone deliver none of the oracle's gain"
     text = "\n".join(oracle_gain_shares_text(shares))
     assert "| xlpe-inxl | 100.00 | 100.00 |" in text and "| 100% [100%, 100%] |" in text, text
 

@@ -24,7 +24,8 @@ set NAME (e.g. ``xlpe-inxl@monotone``, the control that never sees a reordering)
 ``--test-positions NAME ...`` also decodes every XL PE run with the test positions of each
 named set, reported as rows ``MODEL [test: NAME]`` of the same checkpoints; with sets named
 ``oracle`` and ``monotone`` the report gives the share of the oracle's gain over monotone
-positions that the row's own test positions (e.g. the preorderer's) deliver.
+positions that the row's own test positions (e.g. the preorderer's) deliver, and those of every
+other set it was decoded with.
 
 A row can carry its own fairseq-train options (``--variant NAME=MODEL OPTIONS``, e.g.
 ``dpe-lambda0=dpe --order-lambda 0``), so settings of one model are rows of one report against
@@ -602,15 +603,18 @@ def oracle_gain_share(metric, own_stats, oracle_stats, monotone_stats, samples, 
 
 
 def oracle_gain_shares(models, statistics, metric, samples, seed):
-    """``{model: oracle_gain_share}`` of every XL PE row decoded with sets named ``oracle``
-    and ``monotone`` (``examples/position_sets.sh``) beside its own test positions."""
+    """``{row: oracle_gain_share}`` of every XL PE row decoded with sets named ``oracle``
+    and ``monotone`` (``examples/position_sets.sh``): for its own test positions, and for
+    those of every other set it was decoded with (``MODEL [test: SET]``, e.g. the DPE
+    network's order)."""
     shares = {}
-    for model in models:
+    for row in models:
+        model = trained_row(row)
         oracle, monotone = test_row(model, "oracle"), test_row(model, "monotone")
-        if oracle in statistics and monotone in statistics:
-            shares[model] = oracle_gain_share(metric, statistics[model], statistics[oracle],
-                                              statistics[monotone], samples,
-                                              np.random.default_rng(seed))
+        if row not in (oracle, monotone) and oracle in statistics and monotone in statistics:
+            shares[row] = oracle_gain_share(metric, statistics[row], statistics[oracle],
+                                            statistics[monotone], samples,
+                                            np.random.default_rng(seed))
     return shares
 
 
@@ -811,10 +815,11 @@ def oracle_gain_shares_text(shares):
         return []
     lines = ["", "## How much of the oracle's gain do the test positions deliver?", "",
              "BLEU (mean over seeds) of each XL PE row with its own test positions (the "
-             "`--xlpe-data-bin`'s, e.g. the preorderer's), the `oracle` set's and the "
-             "`monotone` set's; share: (own − monotone) / (oracle − monotone). [95%]: bootstrap "
-             "over test sentences and seeds, one draw for the three rows (the same checkpoints).",
-             "", "| model | own | oracle | monotone | share of the oracle's gain [95%] |",
+             "`--xlpe-data-bin`'s, e.g. the preorderer's) or another set's (`[test: SET]`), "
+             "and of its checkpoints with the `oracle` set's and the `monotone` set's; share: "
+             "(row − monotone) / (oracle − monotone). [95%]: bootstrap over test sentences and "
+             "seeds, one draw for the three rows (the same checkpoints).",
+             "", "| row | its positions | oracle | monotone | share of the oracle's gain [95%] |",
              "|---|---|---|---|---|"]
     for model, share in shares.items():
         cell = ("– (oracle not above monotone)" if share["share"] is None else
