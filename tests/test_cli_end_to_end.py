@@ -197,6 +197,15 @@ def test_dpe_order_writes_the_network_s_permutation_of_each_sentence(data_bin, c
                  "--reference", raw / "test.reorder")
     assert "Kendall tau" in scored.stdout, scored.stdout
 
+    # the network reads only the source: the train split needs no DPE positions either
+    text_only = linked_data_bin(data_bin, tmp_path / "text-only", lambda name: "reorder" not in name)
+    run("xlpe_fairseq.evaluation.dpe_order", "--checkpoint", checkpoints / "checkpoint_last.pt",
+        "--data-bin", text_only, "--split", "train", "--output", tmp_path / "train.dpe.reorder")
+    trains = (raw / "train.xx").read_text().splitlines()
+    orders = [line.split() for line in (tmp_path / "train.dpe.reorder").read_text().splitlines()]
+    assert [len(order) for order in orders] == [len(line.split()) for line in trains], \
+        "one permutation a training sentence, read without the split's DPE positions"
+
 
 def test_dpe_training_without_train_reorder_file_fails_clearly(data_bin, tmp_path):
     bare = linked_data_bin(data_bin, tmp_path / "bare", keep=lambda name: ".reorder." not in name)

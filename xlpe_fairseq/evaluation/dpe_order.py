@@ -79,6 +79,8 @@ def write_dpe_order(checkpoint, data_bin, split, output, max_tokens):
     if not hasattr(getattr(model, "encoder", None), "dynamic_positions"):
         raise InputError(f"{checkpoint}: a {type(model).__name__}, which has no DPE network "
                          "(only transformer_dpe models predict an order)")
+    # the network reads only the source: any split, train included, is read without its targets
+    task.reorder_role = None
     orders = predicted_orders(model, task, split, max_tokens)
     with atomic_output(output) as out:
         out.writelines(" ".join(map(str, positions)) + "\n" for positions in orders)
