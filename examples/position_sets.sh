@@ -94,8 +94,8 @@ for set in "${CROSS_FITTED[@]}"; do
     TRAIN_POSITIONS=$BPE/${set#*:}
     build_set "${set%%:*}" cross_fitted_positions
 done
-dpe_network_positions() {  # SPLIT: the DPE network's order, via a file (the command writes one)
-    local file="$OUT/dpe-network.part/$1.dpe-network.reorder"
+dpe_network_positions() {  # SPLIT: the DPE network's order, via a file in the set being built
+    local file="$PARTIAL/$1.dpe-network.reorder"
     xlpe-dpe-order --checkpoint "$DPE_CHECKPOINT" --data-bin "$DATA_BIN" --split "$1" \
         --output "$file" >&2
     cat "$file"

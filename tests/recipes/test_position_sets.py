@@ -12,11 +12,13 @@ from test_cli_end_to_end import binarized_corpus
 REPO = Path(__file__).resolve().parents[2]
 
 
-def position_sets(*args):
-    """Run the script with this interpreter's console commands (xlpe-binarize) first on PATH."""
-    env = {**os.environ, "PATH": os.path.dirname(sys.executable) + os.pathsep + os.environ["PATH"]}
+def position_sets(*args, bin_dirs=(), **env):
+    """Run the script with ``bin_dirs`` and then this interpreter's console commands
+    (xlpe-binarize) first on PATH, and ``env`` added to the environment."""
+    path = os.pathsep.join([*map(str, bin_dirs), os.path.dirname(sys.executable),
+                            os.environ["PATH"]])
     return subprocess.run(["bash", REPO / "examples/position_sets.sh", *args], capture_output=True,
-                          text=True, env=env)
+                          text=True, env={**os.environ, "PATH": path, **env})
 
 
 def corpus_with_oracle(tmp_path, sizes):
@@ -117,11 +119,8 @@ def run_with_dpe_checkpoint(tmp_path, raw, data_bin, checkpoint, create=True, **
     stub_dir.mkdir()
     (stub_dir / "xlpe-dpe-order").write_text(STUB_DPE_ORDER.format(python=sys.executable))
     (stub_dir / "xlpe-dpe-order").chmod(0o755)
-    path = os.pathsep.join([str(stub_dir), os.path.dirname(sys.executable), os.environ["PATH"]])
-    return subprocess.run(["bash", REPO / "examples/position_sets.sh", data_bin, raw, "xx", "yy",
-                           tmp_path / "sets"], capture_output=True, text=True,
-                          env={**os.environ, "PATH": path, "RAW": str(raw),
-                               "DPE_CHECKPOINT": str(checkpoint), **env})
+    return position_sets(data_bin, raw, "xx", "yy", tmp_path / "sets", bin_dirs=[stub_dir],
+                         RAW=str(raw), DPE_CHECKPOINT=str(checkpoint), **env)
 
 
 def test_dpe_network_set_holds_the_network_s_order_in_every_split(tmp_path):

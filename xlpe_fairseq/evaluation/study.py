@@ -821,10 +821,10 @@ def oracle_gain_shares_text(shares):
              "seeds, one draw for the three rows (the same checkpoints).",
              "", "| row | its positions | oracle | monotone | share of the oracle's gain [95%] |",
              "|---|---|---|---|---|"]
-    for model, share in shares.items():
+    for row, share in shares.items():
         cell = ("– (oracle not above monotone)" if share["share"] is None else
                 f"{share['share']:.0%} [{share['low']:.0%}, {share['high']:.0%}]")
-        lines.append(f"| {model} | {share['own']:.2f} | {share['oracle']:.2f} | "
+        lines.append(f"| {row} | {share['own']:.2f} | {share['oracle']:.2f} | "
                      f"{share['monotone']:.2f} | {cell} |")
     return lines
 
