@@ -36,26 +36,6 @@
 
 PIPELINE_SPLITS=(train valid test)
 
-# in_one_process MODULE ARGS... [--then ARGS...]...: call MODULE's main once per argument list
-# in a single Python process, since importing fairseq or torch costs seconds per command.
-in_one_process() {
-    python - "$@" <<'PY'
-import importlib
-import sys
-
-module, *arguments = sys.argv[1:]
-calls = [[]]
-for argument in arguments:
-    if argument == "--then":
-        calls.append([])
-    else:
-        calls[-1].append(argument)
-main = importlib.import_module(module).main
-for argv in calls:
-    main(argv)
-PY
-}
-
 # tokenize_split RAW OUT SPLIT LANG: one tokenized file (train goes to tok/train.full.LANG).
 tokenize_split() {
     local raw=$1 out=$2 split=$3 lang=$4 dest flags=()
@@ -166,7 +146,8 @@ loss=$PREORDER_LOSS device=$PREORDER_DEVICE seeds=$PREORDER_SEEDS"
         fi
     done
     if ((${#calls[@]})); then
-        timed "preorder valid/test" in_one_process xlpe_fairseq.preordering.predict "${calls[@]}"
+        timed "preorder valid/test" python -m xlpe_fairseq.in_one_process \
+            xlpe_fairseq.preordering.predict "${calls[@]}"
     fi
     report "$out/preorderer.test.score" "score preorderer" "preorderer on test" \
         "$bpe/test.pred.reorder" "$bpe/test.btg.reorder" -- \
@@ -264,7 +245,8 @@ binarize_positions() {
     done
     if ((${#calls[@]})); then
         timed "binarize positions (${names[*]})" \
-            in_one_process xlpe_fairseq.preprocessing.binarize "${calls[@]}"
+            python -m xlpe_fairseq.in_one_process xlpe_fairseq.preprocessing.binarize \
+            "${calls[@]}"
     fi
 }
 

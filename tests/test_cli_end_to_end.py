@@ -71,9 +71,14 @@ def train(data_bin, save_dir, max_update, *extra):
                "--label-smoothing", "0.1", "--order-lambda", "0.5", *extra)
 
 
-def binarize_positions(reorder, source, destdir, split):
-    run("xlpe_fairseq.preprocessing.binarize", "--reorder", reorder, "--source", source,
-        "--destdir", destdir, "--split", split, "--source-lang", "xx", "--target-lang", "yy")
+def binarize_positions(*jobs):
+    """xlpe-binarize each (reorder, source, destdir, split) job, all in one process."""
+    calls = []
+    for reorder, source, destdir, split in jobs:
+        calls += [*(["--then"] if calls else []), "--reorder", reorder, "--source", source,
+                  "--destdir", destdir, "--split", split, "--source-lang", "xx",
+                  "--target-lang", "yy"]
+    run("xlpe_fairseq.in_one_process", "xlpe_fairseq.preprocessing.binarize", *calls)
 
 
 def linked_data_bin(data_bin, destination, keep=lambda name: True):
@@ -91,7 +96,7 @@ def binarized_corpus(root, sizes):
     raw = write_corpus(root / "raw", sizes=sizes)
     data_bin = root / "data-bin"
     preprocess_corpus(raw, data_bin)
-    binarize_positions(raw / "train.reorder", raw / "train.xx", data_bin, "train")
+    binarize_positions((raw / "train.reorder", raw / "train.xx", data_bin, "train"))
     return raw, data_bin
 
 
@@ -217,7 +222,7 @@ def test_dpe_training_without_train_reorder_file_fails_clearly(data_bin, tmp_pat
 def test_positions_of_another_split_stop_training_in_one_line(data_bin, tmp_path):
     raw = data_bin.parent / "raw"
     swapped = linked_data_bin(data_bin, tmp_path / "swapped", keep=lambda name: ".reorder." not in name)
-    binarize_positions(raw / "valid.reorder", raw / "valid.xx", swapped, "train")
+    binarize_positions((raw / "valid.reorder", raw / "valid.xx", swapped, "train"))
     out = run("fairseq_cli.train", *training_args(swapped, "dpe", tmp_path / "ckpt", max_update=1),
               expect_failure=True)
     assert_one_line_error(out, 1, "train.reorder.xx-yy.bin: 20 lines, but the source train split "
@@ -242,7 +247,8 @@ def xlpe_run(data_bin):
     run("xlpe_fairseq.preordering.predict", "--preorderer", preorderer, "--source",
         raw / "test.xx", "--output", root / "test.predicted.reorder")
     with_test_positions = linked_data_bin(data_bin, root / "data-bin-xlpe")
-    binarize_positions(root / "test.predicted.reorder", raw / "test.xx", with_test_positions, "test")
+    binarize_positions((root / "test.predicted.reorder", raw / "test.xx", with_test_positions,
+                        "test"))
     save_dir = root / "checkpoints-xlpe"
     log = run("fairseq_cli.train", *training_args(data_bin, "xlpe", save_dir, max_tokens=800),
               "--reorder-noise", "0.1", "--preorderer", preorderer)
@@ -292,8 +298,8 @@ def oracle_data_bin(data_bin):
     """The binarized corpus with oracle reorder positions for every split."""
     raw = data_bin.parent / "raw"
     oracle = linked_data_bin(data_bin, data_bin.parent / "data-bin-oracle")
-    for split in ("valid", "test"):
-        binarize_positions(raw / f"{split}.reorder", raw / f"{split}.xx", oracle, split)
+    binarize_positions(*((raw / f"{split}.reorder", raw / f"{split}.xx", oracle, split)
+                         for split in ("valid", "test")))
     return oracle
 
 

@@ -5,6 +5,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from fairseq.data import data_utils
 
 from test_cli_end_to_end import binarized_corpus
@@ -13,20 +14,36 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def position_sets(*args, bin_dirs=(), **env):
-    """Run the script with ``bin_dirs`` and then this interpreter's console commands
-    (xlpe-binarize) first on PATH, and ``env`` added to the environment."""
+    """Run the script with ``bin_dirs`` and then this interpreter's folder (its python and the
+    xlpe commands) first on PATH, and ``env`` added to the environment."""
     path = os.pathsep.join([*map(str, bin_dirs), os.path.dirname(sys.executable),
                             os.environ["PATH"]])
     return subprocess.run(["bash", REPO / "examples/position_sets.sh", *args], capture_output=True,
                           text=True, env={**os.environ, "PATH": path, **env})
 
 
-def corpus_with_oracle(tmp_path, sizes):
-    """The synthetic corpus and its data-bin, with each split's positions as its BTG oracle."""
-    raw, data_bin = binarized_corpus(tmp_path, sizes)
+@pytest.fixture(scope="module")
+def corpus_template(tmp_path_factory):
+    root = tmp_path_factory.mktemp("corpus")
+    binarized_corpus(root, {"train": 12, "valid": 4, "test": 5})
+    return root
+
+
+@pytest.fixture
+def corpus(corpus_template, tmp_path):
+    """The synthetic corpus and its data-bin, a copy per test: tests add files to it."""
+    for name in ("raw", "data-bin"):
+        shutil.copytree(corpus_template / name, tmp_path / name)
+    return tmp_path / "raw", tmp_path / "data-bin"
+
+
+@pytest.fixture
+def corpus_with_oracle(corpus):
+    """The corpus with each split's positions as its BTG oracle."""
+    raw = corpus[0]
     for split in ("train", "valid", "test"):
         shutil.copy(raw / f"{split}.reorder", raw / f"{split}.btg.reorder")
-    return raw, data_bin
+    return corpus
 
 
 def positions(data_bin, split):
@@ -34,8 +51,8 @@ def positions(data_bin, split):
     return [dataset[k].tolist() for k in range(len(dataset))]
 
 
-def test_oracle_and_monotone_sets_hold_the_expected_positions(tmp_path):
-    raw, data_bin = corpus_with_oracle(tmp_path, {"train": 12, "valid": 4, "test": 5})
+def test_oracle_and_monotone_sets_hold_the_expected_positions(tmp_path, corpus_with_oracle):
+    raw, data_bin = corpus_with_oracle
     before = sorted(path.name for path in data_bin.iterdir())
     result = position_sets(data_bin, raw, "xx", "yy", tmp_path / "sets")
     assert result.returncode == 0, result.stderr[-3000:]
@@ -59,8 +76,9 @@ def reversed_positions(path):
                    + "\n" for line in path.read_text().splitlines())
 
 
-def test_cross_fitted_sets_train_on_their_file_and_test_on_the_preorderers(tmp_path):
-    raw, data_bin = corpus_with_oracle(tmp_path, {"train": 12, "valid": 4, "test": 5})
+def test_cross_fitted_sets_train_on_their_file_and_test_on_the_preorderers(tmp_path,
+                                                                           corpus_with_oracle):
+    raw, data_bin = corpus_with_oracle
     (raw / "train.pred.reorder").write_text(reversed_positions(raw / "train.reorder"))
     shutil.copy(raw / "train.reorder", raw / "train.mixed.reorder")
     for split in ("valid", "test"):
@@ -78,20 +96,19 @@ def test_cross_fitted_sets_train_on_their_file_and_test_on_the_preorderers(tmp_p
                 raw / f"{split}.pred.reorder"), f"{name} {split} must hold the preorderer's"
 
 
-def test_cross_fitted_sets_need_the_preorderers_test_positions(tmp_path):
-    raw, data_bin = corpus_with_oracle(tmp_path, {"train": 6, "valid": 2, "test": 2})
+def test_cross_fitted_sets_need_the_preorderers_test_positions(tmp_path, corpus_with_oracle):
+    raw, data_bin = corpus_with_oracle
     shutil.copy(raw / "train.reorder", raw / "train.pred.reorder")
     result = position_sets(data_bin, raw, "xx", "yy", tmp_path / "sets")
     assert result.returncode == 1 and "valid.pred.reorder" in result.stderr, result.stderr
     assert not (tmp_path / "sets").exists(), "nothing may be written before the check"
 
 
-def test_a_missing_oracle_file_is_named(tmp_path):
-    raw, data_bin = binarized_corpus(tmp_path, {"train": 6, "valid": 2, "test": 2})
+def test_a_missing_oracle_file_is_named(tmp_path, corpus):
+    raw, data_bin = corpus
     result = position_sets(data_bin, raw, "xx", "yy", tmp_path / "sets")
     assert result.returncode == 1 and "train.btg.reorder" in result.stderr, result.stderr
     assert not (tmp_path / "sets").exists(), "nothing may be written before the check"
-
 
 
 STUB_DPE_ORDER = """#!{python}
@@ -123,8 +140,8 @@ def run_with_dpe_checkpoint(tmp_path, raw, data_bin, checkpoint, create=True, **
                          RAW=str(raw), DPE_CHECKPOINT=str(checkpoint), **env)
 
 
-def test_dpe_network_set_holds_the_network_s_order_in_every_split(tmp_path):
-    raw, data_bin = corpus_with_oracle(tmp_path, {"train": 8, "valid": 3, "test": 4})
+def test_dpe_network_set_holds_the_network_s_order_in_every_split(tmp_path, corpus_with_oracle):
+    raw, data_bin = corpus_with_oracle
     result = run_with_dpe_checkpoint(tmp_path, raw, data_bin, tmp_path / "dpe.pt")
     assert result.returncode == 0, result.stderr[-3000:]
     for split in ("train", "valid", "test"):
@@ -136,8 +153,8 @@ def test_dpe_network_set_holds_the_network_s_order_in_every_split(tmp_path):
         "dpe-network", "monotone", "oracle"], "no intermediate file may be left in OUT"
 
 
-def test_a_failing_dpe_order_leaves_no_partial_set(tmp_path):
-    raw, data_bin = corpus_with_oracle(tmp_path, {"train": 6, "valid": 2, "test": 2})
+def test_a_failing_dpe_order_leaves_no_partial_set(tmp_path, corpus_with_oracle):
+    raw, data_bin = corpus_with_oracle
     result = run_with_dpe_checkpoint(tmp_path, raw, data_bin, tmp_path / "dpe.pt",
                                      FAIL_SPLIT="valid")
     assert result.returncode == 1 and "stub failure" in result.stderr, result.stderr[-2000:]
@@ -145,8 +162,9 @@ def test_a_failing_dpe_order_leaves_no_partial_set(tmp_path):
         "monotone", "oracle"], "the failed set must not be left half-built"
 
 
-def test_a_missing_dpe_checkpoint_is_named_before_anything_is_written(tmp_path):
-    raw, data_bin = corpus_with_oracle(tmp_path, {"train": 6, "valid": 2, "test": 2})
+def test_a_missing_dpe_checkpoint_is_named_before_anything_is_written(tmp_path,
+                                                                      corpus_with_oracle):
+    raw, data_bin = corpus_with_oracle
     result = run_with_dpe_checkpoint(tmp_path, raw, data_bin, tmp_path / "missing.pt",
                                      create=False)
     assert result.returncode == 1 and "missing.pt: no such file" in result.stderr, result.stderr

@@ -703,9 +703,10 @@ def markdown_report(summary, commands, work):
     has_aer = all("aer" in row for row in summary["models"])
     header = "| model | BLEU (mean ± sd) | per seed | ΔBLEU [95%] | p | chrF (mean ± sd) | ΔchrF [95%] | p |"
     header += " AER |" if has_aer else ""
+    seeds = len(summary["models"][0]["seeds"])
     lines = [
         f"# Study: {len(summary['models'])} rows ({model_count(summary)} models) × "
-        f"{len(summary['models'][0]['seeds'])} seeds",
+        f"{seeds} seed{'s' if seeds != 1 else ''}",
         "",
         f"Profile `{settings['profile']}`, {settings['updates']} updates per run, data "
         f"`{settings['data_bin']}`, {settings['source_lang']}→{settings['target_lang']}, "

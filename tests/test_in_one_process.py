@@ -1,0 +1,45 @@
+"""python -m xlpe_fairseq.in_one_process: the recipes' way to run one command on every split."""
+import subprocess
+import sys
+
+from xlpe_fairseq.in_one_process import split_calls
+
+
+def test_then_separates_the_argument_lists():
+    assert split_calls(["--a", "1", "--then", "--a", "2", "--then"]) == [
+        ["--a", "1"], ["--a", "2"], []]
+    assert split_calls([]) == [[]], "no arguments: one call without arguments"
+
+
+def binarize(*arguments):
+    return subprocess.run([sys.executable, "-m", "xlpe_fairseq.in_one_process",
+                           "xlpe_fairseq.preprocessing.binarize", *map(str, arguments)],
+                          capture_output=True, text=True)
+
+
+def split_arguments(tmp_path, split):
+    return ["--reorder", tmp_path / f"{split}.reorder", "--source", tmp_path / f"{split}.xx",
+            "--destdir", tmp_path / "bin", "--split", split, "--source-lang", "xx",
+            "--target-lang", "yy"]
+
+
+def test_every_call_runs_and_the_first_failure_ends_the_process(tmp_path):
+    for split, reorder in (("train", "1 0\n"), ("valid", "0 1 2\n"), ("test", "2 1 0\n")):
+        (tmp_path / f"{split}.xx").write_text("a b\n" if split == "train" else "a b c\n")
+        (tmp_path / f"{split}.reorder").write_text(reorder)
+    both = binarize(*split_arguments(tmp_path, "train"), "--then",
+                    *split_arguments(tmp_path, "test"))
+    assert both.returncode == 0, both.stderr[-2000:]
+    assert sorted(path.name for path in (tmp_path / "bin").iterdir()) == [
+        "test.reorder.xx-yy.bin", "test.reorder.xx-yy.idx",
+        "train.reorder.xx-yy.bin", "train.reorder.xx-yy.idx"], "both calls must write their split"
+
+    (tmp_path / "valid.reorder").write_text("0 1\n")  # two positions for three tokens
+    (tmp_path / "test.reorder").write_text("0 1 2\n")
+    before = (tmp_path / "bin" / "test.reorder.xx-yy.bin").read_bytes()
+    failed = binarize(*split_arguments(tmp_path, "valid"), "--then",
+                      *split_arguments(tmp_path, "test"))
+    assert failed.returncode == 1 and "valid.reorder" in failed.stderr, failed.stderr[-2000:]
+    assert "Traceback" not in failed.stderr, failed.stderr[-2000:]
+    assert (tmp_path / "bin" / "test.reorder.xx-yy.bin").read_bytes() == before, \
+        "the call after the failing one must not run"
