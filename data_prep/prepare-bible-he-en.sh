@@ -144,17 +144,24 @@ else
         --destdir "$BIN" --workers "$WORKERS"
 fi
 
+calls=() names=()
 for split in train valid; do
     reorder_bin=$BIN/$split.reorder.$SRC-$TGT
     if fresh "$reorder_bin.bin" "$reorder_bin.idx" -- "$BPE/$split.reorder" "$BPE/$split.$SRC"
     then
         skipped "binarize $split.reorder"
     else
-        timed "binarize $split.reorder" xlpe-binarize --reorder "$BPE/$split.reorder" \
-            --source "$BPE/$split.$SRC" --destdir "$BIN" --split "$split" \
-            --source-lang "$SRC" --target-lang "$TGT"
+        ((${#calls[@]})) && calls+=(--then)
+        calls+=(--reorder "$BPE/$split.reorder" --source "$BPE/$split.$SRC" --destdir "$BIN"
+            --split "$split" --source-lang "$SRC" --target-lang "$TGT")
+        names+=("$split.reorder")
     fi
 done
+if ((${#calls[@]})); then
+    # xlpe-binarize for both splits in one process: importing fairseq costs seconds a call
+    timed "binarize ${names[*]}" \
+        python -m xlpe_fairseq.in_one_process xlpe_fairseq.preprocessing.binarize "${calls[@]}"
+fi
 
 echo "== done: $BIN (gold word alignments: $CORPUS/{valid,test}.gold.align)" >&2
 [[ $XLPE == 1 ]] || exit 0
