@@ -2,13 +2,22 @@
 import subprocess
 import sys
 
-from xlpe_fairseq.in_one_process import split_calls
+import pytest
+
+from xlpe_fairseq.in_one_process import main, split_calls
 
 
 def test_then_separates_the_argument_lists():
     assert split_calls(["--a", "1", "--then", "--a", "2", "--then"]) == [
         ["--a", "1"], ["--a", "2"], []]
     assert split_calls([]) == [[]], "no arguments: one call without arguments"
+
+
+@pytest.mark.parametrize("module", ["xlpe_fairseq.no_such_module", "xlpe_fairseq.help_format"])
+def test_a_module_without_main_is_named_in_one_line(module):
+    with pytest.raises(SystemExit) as stop:
+        main([module, "--help"])
+    assert str(stop.value) == f"xlpe_fairseq.in_one_process: {module} is not a module with a main()"
 
 
 def binarize(*arguments):

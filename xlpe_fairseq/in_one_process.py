@@ -25,7 +25,15 @@ def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     if not argv:
         sys.exit("usage: python -m xlpe_fairseq.in_one_process MODULE ARGS... [--then ARGS...]...")
-    command = importlib.import_module(argv[0]).main
+    try:
+        module = importlib.import_module(argv[0])
+    except ModuleNotFoundError as err:
+        if err.name is None or not f"{argv[0]}.".startswith(f"{err.name}."):
+            raise  # the module exists; one it imports is missing
+        module = None
+    command = getattr(module, "main", None)
+    if command is None:
+        sys.exit(f"xlpe_fairseq.in_one_process: {argv[0]} is not a module with a main()")
     for arguments in split_calls(argv[1:]):
         command(arguments)
 
