@@ -158,7 +158,7 @@ for split in train valid; do
     fi
 done
 if ((${#calls[@]})); then
-    # xlpe-binarize for both splits in one process: importing fairseq costs seconds a call
+    # xlpe-binarize for every split in one process: importing fairseq costs seconds a call
     timed "binarize ${names[*]}" \
         python -m xlpe_fairseq.in_one_process xlpe_fairseq.preprocessing.binarize "${calls[@]}"
 fi
@@ -243,6 +243,7 @@ stamp=$XBIN/train.reorder.positions
 if [[ ! -e $stamp || $(<"$stamp") != "$XLPE_TRAIN_POSITIONS" ]]; then
     echo "$XLPE_TRAIN_POSITIONS" >"$stamp"
 fi
+calls=() names=()
 for split in "${SPLITS[@]}"; do
     positions=$BPE/$split.pred.reorder
     inputs=()
@@ -258,10 +259,15 @@ for split in "${SPLITS[@]}"; do
     if fresh "$reorder_bin.bin" "$reorder_bin.idx" -- "${inputs[@]}"; then
         skipped "binarize $split.reorder (xlpe)"
     else
-        timed "binarize $split.reorder (xlpe, ${positions##*/})" xlpe-binarize \
-            --reorder "$positions" --source "$BPE/$split.$SRC" --destdir "$XBIN" \
-            --split "$split" --source-lang "$SRC" --target-lang "$TGT"
+        ((${#calls[@]})) && calls+=(--then)
+        calls+=(--reorder "$positions" --source "$BPE/$split.$SRC" --destdir "$XBIN"
+            --split "$split" --source-lang "$SRC" --target-lang "$TGT")
+        names+=("$split.reorder from ${positions##*/}")
     fi
 done
+if ((${#calls[@]})); then
+    timed "binarize (xlpe) ${names[*]}" \
+        python -m xlpe_fairseq.in_one_process xlpe_fairseq.preprocessing.binarize "${calls[@]}"
+fi
 
 echo "== done: $XBIN (train pos_XL: $XLPE_TRAIN_POSITIONS; valid/test: preorderer)" >&2

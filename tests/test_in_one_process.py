@@ -1,9 +1,7 @@
 """python -m xlpe_fairseq.in_one_process: the recipes' way to run one command on every split."""
-import subprocess
-import sys
-
 import pytest
 
+from test_cli_end_to_end import binarize_positions
 from xlpe_fairseq.in_one_process import main, split_calls
 
 
@@ -20,25 +18,15 @@ def test_a_module_without_main_is_named_in_one_line(module):
     assert str(stop.value) == f"xlpe_fairseq.in_one_process: {module} is not a module with a main()"
 
 
-def binarize(*arguments):
-    return subprocess.run([sys.executable, "-m", "xlpe_fairseq.in_one_process",
-                           "xlpe_fairseq.preprocessing.binarize", *map(str, arguments)],
-                          capture_output=True, text=True)
-
-
-def split_arguments(tmp_path, split):
-    return ["--reorder", tmp_path / f"{split}.reorder", "--source", tmp_path / f"{split}.xx",
-            "--destdir", tmp_path / "bin", "--split", split, "--source-lang", "xx",
-            "--target-lang", "yy"]
+def job(tmp_path, split):
+    return tmp_path / f"{split}.reorder", tmp_path / f"{split}.xx", tmp_path / "bin", split
 
 
 def test_every_call_runs_and_the_first_failure_ends_the_process(tmp_path):
     for split, reorder in (("train", "1 0\n"), ("valid", "0 1 2\n"), ("test", "2 1 0\n")):
         (tmp_path / f"{split}.xx").write_text("a b\n" if split == "train" else "a b c\n")
         (tmp_path / f"{split}.reorder").write_text(reorder)
-    both = binarize(*split_arguments(tmp_path, "train"), "--then",
-                    *split_arguments(tmp_path, "test"))
-    assert both.returncode == 0, both.stderr[-2000:]
+    binarize_positions(job(tmp_path, "train"), job(tmp_path, "test"))
     assert sorted(path.name for path in (tmp_path / "bin").iterdir()) == [
         "test.reorder.xx-yy.bin", "test.reorder.xx-yy.idx",
         "train.reorder.xx-yy.bin", "train.reorder.xx-yy.idx"], "both calls must write their split"
@@ -46,8 +34,7 @@ def test_every_call_runs_and_the_first_failure_ends_the_process(tmp_path):
     (tmp_path / "valid.reorder").write_text("0 1\n")  # two positions for three tokens
     (tmp_path / "test.reorder").write_text("0 1 2\n")
     before = (tmp_path / "bin" / "test.reorder.xx-yy.bin").read_bytes()
-    failed = binarize(*split_arguments(tmp_path, "valid"), "--then",
-                      *split_arguments(tmp_path, "test"))
+    failed = binarize_positions(job(tmp_path, "valid"), job(tmp_path, "test"), expect_failure=True)
     assert failed.returncode == 1 and "valid.reorder" in failed.stderr, failed.stderr[-2000:]
     assert "Traceback" not in failed.stderr, failed.stderr[-2000:]
     assert (tmp_path / "bin" / "test.reorder.xx-yy.bin").read_bytes() == before, \
