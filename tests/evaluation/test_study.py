@@ -142,6 +142,9 @@ def test_sigterm_stops_the_study_and_its_running_trainings(corpus, tmp_path):
     stderr = study.communicate(timeout=60)[1]
     assert study.returncode == 128 + signal.SIGTERM, stderr[-3000:]
     assert "Traceback" not in stderr, stderr[-3000:]
+    assert stderr.strip().splitlines()[-1] == (
+        "xlpe-study: stopped by SIGTERM after 0 of 4 runs; the same command resumes the others "
+        "from their last checkpoints"), "a stopped study must say how to resume it: " + stderr[-500:]
     assert_processes_end(trainings, "trainings")
 
 

@@ -909,7 +909,7 @@ def run_pending(study, pending, references, jobs):
     try:
         for future in as_completed(futures):
             future.result()
-    except Terminated:
+    except Terminated as stop:
         # stop now (Ctrl-C, or a cluster's time limit's SIGTERM): the running commands end too,
         # and their runs resume from their last checkpoint when the study is called again
         pool.shutdown(wait=False, cancel_futures=True)
@@ -919,6 +919,9 @@ def run_pending(study, pending, references, jobs):
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(pid, signal.SIGTERM)
             time.sleep(0.2)
+        print(f"xlpe-study: stopped by {signal.Signals(stop.code - 128).name} after {done[0]} of "
+              f"{len(pending)} runs; the same command resumes the others from their last "
+              "checkpoints", file=sys.stderr, flush=True)
         raise
     finally:
         # a failed run stops the study: runs not started are dropped, running ones finish
