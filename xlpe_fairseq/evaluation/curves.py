@@ -5,6 +5,8 @@ perturbed words: swapped source words (Chen et al. 2019, §6.5, Figs. 3-5) and n
 reorder positions in training (Ding et al. 2020, §4.5, Fig. 4).
 A series maps a model name to ``{level: BLEU}``.
 """
+import logging
+
 from ..preprocessing.io_utils import atomic_output
 
 
@@ -23,6 +25,9 @@ def markdown_table(series, level_label, level_format="{:g}"):
 
 def plot_curves(path, series, level_label, title, y_label="BLEU"):
     """Write a PNG line plot with one marked line per model."""
+    # importing fairseq's tasks sets the root logger to DEBUG (fairseq/tasks/
+    # frm_text_to_speech.py): keep matplotlib's font search off the user's terminal
+    logging.getLogger("matplotlib").setLevel(logging.WARNING)
     # Figure without pyplot: no global backend or GUI state, so it runs headless
     # (the Agg canvas) and is safe to call repeatedly from one process.
     from matplotlib.figure import Figure
