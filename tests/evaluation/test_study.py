@@ -1,6 +1,7 @@
 """xlpe-study end to end on the tiny synthetic corpus (two models x two seeds, an interrupted
 run resumed), and its statistics on hand-made systems."""
 import json
+import os
 import re
 import signal
 import subprocess
@@ -74,7 +75,11 @@ def test_study_trains_every_run_resumes_an_interrupted_one_and_reports(corpus):
     assert "@ 3 updates" in resumed_log and "num_updates 6" in resumed_log, \
         "the interrupted run must resume from its checkpoint at update 3 and finish at 6"
 
-    report = json.loads((work / "report.json").read_text())
+    report_text = (work / "report.json").read_text()
+    assert str(corpus.root) not in report_text, \
+        "report.json must show paths relative to the work folder, as report.md does"
+    report = json.loads(report_text)
+    assert report["settings"]["data_bin"] == os.path.relpath(corpus.data_bin, work)
     assert [row["model"] for row in report["models"]] == ["transformer", "dpe"]
     for row in report["models"]:
         assert len(row["bleu"]["per_seed"]) == 2 and len(row["chrf"]["per_seed"]) == 2
@@ -191,7 +196,7 @@ def test_position_sets_train_a_control_and_decode_with_other_test_positions(corp
     assert [row["model"] for row in report["models"]] == [
         "transformer", "xlpe-inxl", "xlpe-inxl [test: monotone]", "xlpe-inxl@monotone"], \
         "one row per model, plus the oracle-trained XL PE decoded with monotone test positions"
-    assert report["settings"]["positions"] == {"monotone": str(monotone.resolve())}
+    assert report["settings"]["positions"] == {"monotone": os.path.relpath(monotone, work)}
     control = (work / "runs" / "xlpe-inxl@monotone" / "seed1" / "command.txt").read_text()
     assert str(monotone) in control, "the control must train on the monotone set"
     run = work / "runs" / "xlpe-inxl" / "seed1"

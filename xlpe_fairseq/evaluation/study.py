@@ -780,7 +780,7 @@ def write_report(study, models, seeds, references):
                         study.args.bootstrap_samples)
     summary["order_diagnostics"] = order_diagnostics_by_model(study, models, seeds)
     with atomic_output(str(study.work / "report.json")) as out:
-        json.dump(summary, out, indent=2)
+        out.write(portable_paths(json.dumps(summary, indent=2), study.work))
     with atomic_output(str(study.work / "report.md")) as out:
         out.write(markdown_report(summary, commands, study.work))
     curves = {}
