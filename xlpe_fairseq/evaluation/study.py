@@ -53,7 +53,7 @@ import subprocess
 import sys
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from pathlib import Path
 
 import numpy as np
@@ -907,8 +907,14 @@ def run_pending(study, pending, references, jobs):
     pool = ThreadPoolExecutor(max_workers=jobs)
     futures = [pool.submit(one, model, seed) for model, seed in pending]
     try:
-        for future in as_completed(futures):
-            future.result()
+        running = set(futures)
+        while running:
+            # with a timeout: the kernel may deliver a SIGTERM to a worker thread, and then
+            # only the main thread's return to Python runs the handler; a wait without one
+            # returns when a run ends, hours later
+            finished, running = wait(running, timeout=1, return_when=FIRST_COMPLETED)
+            for future in finished:
+                future.result()
     except Terminated as stop:
         # stop now (Ctrl-C, or a cluster's time limit's SIGTERM): the running commands end too,
         # and their runs resume from their last checkpoint when the study is called again
