@@ -516,6 +516,23 @@ def test_report_header_counts_models_and_shows_no_absolute_paths(tmp_path):
             "--save-dir runs/dpe/seed1") in markdown, markdown
 
 
+def test_report_of_one_row_and_seed_counts_in_the_singular_and_gives_no_verdicts(tmp_path):
+    """A row trained alone, to be compared with published rows later (scripts/compare_rows.py)."""
+    scores = {"per_seed": [10.99], "mean": 10.99, "sd": 0.0}
+    summary = {
+        "baseline": "transformer-deep", "bootstrap_samples": 10, "bootstrap_seed": 1,
+        "bleu_signature": "BLEU", "chrf_signature": "chrF",
+        "settings": {"profile": "cpu-demo", "updates": 6, "data_bin": str(tmp_path / "bin"),
+                     "source_lang": "en", "target_lang": "tr", "checkpoint": "last",
+                     "generate_args": "--beam 5", "positions": None},
+        "models": [{"model": "transformer-deep", "baseline": True, "seeds": [1],
+                    "bleu": scores, "chrf": scores}],
+    }
+    markdown = markdown_report(summary, [], tmp_path / "study")
+    assert markdown.startswith("# Study: 1 row (1 model) × 1 seed\n"), markdown.splitlines()[0]
+    assert "Verdicts" not in markdown, "a verdict line without a compared row:\n" + markdown
+
+
 def test_report_defines_only_the_variants_it_shows(tmp_path):
     """A work folder keeps every --variant it was given; its report names those of its rows."""
     scores = {"per_seed": [1.0, 2.0], "mean": 1.5, "sd": 0.7}

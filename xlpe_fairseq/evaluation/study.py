@@ -668,6 +668,17 @@ def position_sets_text(positions):
         "`MODEL`, decoded with SET's test positions."]
 
 
+def counted(number, noun):
+    return f"{number} {noun}{'' if number == 1 else 's'}"
+
+
+def verdicts_text(rows):
+    """The verdict line, or nothing for a study of the baseline alone."""
+    verdicts = [f"{row['model']}: {verdict(row['bleu']['vs_baseline'])}"
+                for row in rows if "vs_baseline" in row["bleu"]]
+    return ["", "Verdicts at p < 0.05 (BLEU): " + "; ".join(verdicts) + "."] if verdicts else []
+
+
 def model_count(summary):
     """Trained models, not rows: a row ``MODEL [test: SET]`` re-decodes MODEL's checkpoints."""
     return sum(trained_row(row["model"]) == row["model"] for row in summary["models"])
@@ -705,8 +716,8 @@ def markdown_report(summary, commands, work):
     header += " AER |" if has_aer else ""
     seeds = len(summary["models"][0]["seeds"])
     lines = [
-        f"# Study: {len(summary['models'])} rows ({model_count(summary)} models) × "
-        f"{seeds} seed{'s' if seeds != 1 else ''}",
+        f"# Study: {counted(len(summary['models']), 'row')} "
+        f"({counted(model_count(summary), 'model')}) × {counted(seeds, 'seed')}",
         "",
         f"Profile `{settings['profile']}`, {settings['updates']} updates per run, data "
         f"`{settings['data_bin']}`, {settings['source_lang']}→{settings['target_lang']}, "
@@ -731,10 +742,7 @@ def markdown_report(summary, commands, work):
         f"{summary['bootstrap_samples']} bootstrap samples (seed {summary['bootstrap_seed']}) "
         "that resample the test sentences (paired across systems) and each system's seeds "
         "(with replacement). sd: sample standard deviation over seeds.",
-        "",
-        "Verdicts at p < 0.05 (BLEU): " + "; ".join(
-            f"{row['model']}: {verdict(row['bleu']['vs_baseline'])}"
-            for row in summary["models"] if "vs_baseline" in row["bleu"]) + ".",
+        *verdicts_text(summary["models"]),
         "",
         f"BLEU: {summary['bleu_signature']}",
         f"chrF: {summary['chrf_signature']}",
