@@ -268,6 +268,28 @@ def test_xlpe_generates_from_written_positions_and_from_the_preorderer_alike(dat
     ), "the preorderer inside fairseq-generate must give the positions xlpe-preorder wrote"
 
 
+def test_xlpe_nbest_reorderings_decode_through_fairseq_generate_and_interactive(data_bin, xlpe_run):
+    checkpoint, preorderer, with_test_positions = xlpe_run
+
+    def hypotheses(out):
+        return sorted(line for line in out.stdout.splitlines() if line.startswith("H-"))
+
+    one_best = hypotheses(generate(with_test_positions, checkpoint, "--beam", "2"))
+    chosen = hypotheses(generate(data_bin, checkpoint, "--beam", "2", "--preorderer", preorderer,
+                                 "--preorderer-nbest", "4"))
+    assert len(chosen) == 20, "one translation a sentence, whatever the number of reorderings"
+    # a search score that outweighs any translation score keeps the preorderer's best order
+    dominated = hypotheses(generate(data_bin, checkpoint, "--beam", "2", "--preorderer",
+                                    preorderer, "--preorderer-nbest", "4",
+                                    "--preorderer-nbest-weight", "1e6"))
+    assert dominated == one_best, "weight 1e6 must give the 1-best reordering's translations"
+    out = run("fairseq_cli.interactive", data_bin, "--user-dir", USER_DIR, "--task",
+              "translation_reorder", "--path", checkpoint, "--beam", "2", "--source-lang", "xx",
+              "--target-lang", "yy", "--preorderer", preorderer, "--preorderer-nbest", "3",
+              stdin="s1 s2 s4\ns8 s3\n")
+    assert sum(line.startswith("H-") for line in out.stdout.splitlines()) == 2
+
+
 def test_xlpe_interactive_predicts_positions_for_raw_input(data_bin, xlpe_run):
     checkpoint, preorderer, _ = xlpe_run
     out = run("fairseq_cli.interactive", data_bin, "--user-dir", USER_DIR, "--task",

@@ -43,9 +43,9 @@ def run(*command, **kwargs):
     return result.stdout
 
 
-def translate(out, checkpoint, source):
+def translate(out, checkpoint, source, *options):
     return run(sys.executable, "-m", "xlpe_fairseq.evaluation.translate", "--corpus", out,
-               "--checkpoint", checkpoint, "--input", source, "--cpu").splitlines()
+               "--checkpoint", checkpoint, "--input", source, "--cpu", *options).splitlines()
 
 
 @pytest.fixture(scope="module")
@@ -111,6 +111,18 @@ def test_translate_raw_text_as_generate_translates_the_test_set(trained, model):
     assert same >= HELD_OUT - 2, list(zip(translations, generated))
     references = (out / "raw" / "test.ja").read_text(encoding="utf-8").splitlines()
     assert "tok:ja-mecab" in score(translations, references, bleu_tokenizer("ja"))["bleu_signature"]
+
+
+def test_translate_with_nbest_reorderings_keeps_one_translation_a_line(trained):
+    """--preorderer-nbest reaches the task through xlpe-translate; a dominant search score keeps
+    the translations of the preorderer's best reordering."""
+    out, root, _ = trained
+    checkpoint, source = root / "xlpe-inxl" / "checkpoint_best.pt", out / "raw" / "test.en"
+    one_best = translate(out, checkpoint, source)
+    nbest = translate(out, checkpoint, source, "--preorderer-nbest", "3")
+    assert len(nbest) == HELD_OUT
+    assert translate(out, checkpoint, source, "--preorderer-nbest", "3",
+                     "--preorderer-nbest-weight", "1e6") == one_best
 
 
 def test_translate_prints_no_warnings_or_fairseq_logs(trained):

@@ -101,7 +101,8 @@ def load_translator(args, checkpoints):
         def detokenize(self, sentence):
             return detokenize([sentence], args.target_lang)[0]
 
-    overrides = {"preorderer": args.preorderer}
+    overrides = {"preorderer": args.preorderer, "preorderer_nbest": args.preorderer_nbest,
+                 "preorderer_nbest_weight": args.preorderer_nbest_weight}
     if args.data_bin:
         overrides["data"] = args.data_bin
     for key in ("source_lang", "target_lang"):
@@ -166,6 +167,13 @@ def build_parser():
                         help="lowercase the input (default: if the corpus was lowercased)")
     parser.add_argument("--preorderer", help="xlpe-preorder-train checkpoint, for XL PE models "
                         "(default: OUT/preorderer.pt)")
+    parser.add_argument("--preorderer-nbest", type=int, default=1,
+                        help="translate each sentence with each of the preorderer's N best "
+                        "reorderings and keep the best-scoring translation (XL PE models; N "
+                        "times the decoding time; default: %(default)s)")
+    parser.add_argument("--preorderer-nbest-weight", type=float, default=0.1,
+                        help="weight of the reordering's search score in that choice "
+                        "(default: %(default)s)")
     parser.add_argument("--input", help="raw source text, one sentence a line (default: stdin)")
     parser.add_argument("--beam", type=int, default=5, help="beam size (default: %(default)s)")
     parser.add_argument("--lenpen", type=float, default=1.0,
@@ -183,8 +191,9 @@ def build_parser():
 def main(argv=None):
     parser = build_parser()
     args = parser.parse_args(argv)
-    if args.beam < 1 or args.batch_size < 1 or args.buffer_size < 1:
-        parser.error("--beam, --batch-size and --buffer-size must be at least 1")
+    if min(args.beam, args.batch_size, args.buffer_size, args.preorderer_nbest) < 1:
+        parser.error("--beam, --batch-size, --buffer-size and --preorderer-nbest must be at "
+                     "least 1")
 
     def body():
         sys.stdout.reconfigure(encoding="utf-8")

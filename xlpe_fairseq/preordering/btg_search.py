@@ -50,11 +50,21 @@ def btg_search(scores, lengths, penalty=0.0, units=None):
     of a word do in the BTG oracle. Returns one position list (a permutation of
     ``range(lengths[b])``) per sentence.
     """
+    gain, counts, units = inversion_gains(scores, lengths, units)
+    return [expand_units(unit_positions, u)
+            for unit_positions, u in zip(best_unit_positions(gain, counts, penalty), units)]
+
+
+def inversion_gains(scores, lengths, units=None):
+    """The search's input: ``(gain, counts, units)`` with ``gain[b, i, j]`` (i < j, float64
+    on the score grid) what inverting units i and j of sentence b adds to its log-likelihood,
+    ``counts[b]`` its number of units and ``units[b]`` the unit of each of its tokens (each
+    token its own unit when ``units`` is None)."""
     lengths = [int(n) for n in lengths]
     # inversion gain of each pair: -s_ij above the diagonal, nothing elsewhere
     gain = torch.triu(-quantize_scores(scores), diagonal=1)
     if units is None:
-        return _cky(gain, lengths, penalty)
+        return gain, lengths, [list(range(n)) for n in lengths]
     units = [list(u[:n]) for u, n in zip(units, lengths)]
     unit_counts = [u[-1] + 1 if u else 0 for u in units]
     membership = torch.zeros(gain.shape[0], gain.shape[1], max(unit_counts + [1]),
@@ -62,11 +72,10 @@ def btg_search(scores, lengths, penalty=0.0, units=None):
     for b, u in enumerate(units):
         membership[b, torch.arange(len(u)), torch.tensor(u, dtype=torch.long)] = 1.0
     unit_gain = torch.triu(membership.transpose(1, 2) @ gain @ membership, diagonal=1)
-    return [_expand(unit_positions, u)
-            for unit_positions, u in zip(_cky(unit_gain, unit_counts, penalty), units)]
+    return unit_gain, unit_counts, units
 
 
-def _expand(unit_positions, units):
+def expand_units(unit_positions, units):
     """Token positions from unit positions: each unit's tokens in a row, in source order."""
     tokens_of = [[] for _ in unit_positions]
     for token, unit in enumerate(units):
@@ -80,7 +89,7 @@ def _expand(unit_positions, units):
     return positions
 
 
-def _cky(gain, lengths, penalty):
+def best_unit_positions(gain, lengths, penalty):
     """Positions of the best BTG tree of each sentence under pair inversion gains (upper
     triangle of ``gain`` (batch, time, time), float64)."""
     batch, time = gain.shape[0], gain.shape[1]
@@ -129,21 +138,32 @@ def _read_tree(split, inverted, length):
     """Positions from the chosen splits and merge directions of one sentence."""
     if length < 2:
         return list(range(length))
-    order = []
-    stack = [(0, length)]
-    # depth-first, right child pushed first so spans come off the stack in target order
-    while stack:
-        left, right = stack.pop()
-        if right - left == 1:
-            order.append(left)
-            continue
+
+    def children(span):
+        left, right = span
         middle = int(split[left, right])
         first, second = (left, middle), (middle, right)
-        if inverted[left, right]:
-            first, second = second, first
+        return (second, first) if inverted[left, right] else (first, second)
+
+    return tree_positions((0, length), children)
+
+
+def tree_positions(root, children):
+    """Positions of the leaves of a BTG tree in target order. A node is a tuple starting with
+    its span ``(left, right)``; ``children(node)`` gives a node of two or more units its two
+    children in target order (the inverted ones swapped)."""
+    order = []
+    stack = [root]
+    # depth-first, the second child pushed first so spans come off the stack in target order
+    while stack:
+        node = stack.pop()
+        if node[1] - node[0] == 1:
+            order.append(node[0])
+            continue
+        first, second = children(node)
         stack.append(second)
         stack.append(first)
-    positions = [0] * length
-    for rank, token in enumerate(order):
-        positions[token] = rank
+    positions = [0] * len(order)
+    for rank, unit in enumerate(order):
+        positions[unit] = rank
     return positions

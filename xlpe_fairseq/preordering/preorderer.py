@@ -16,6 +16,7 @@ import os
 import torch
 
 from ..preprocessing.io_utils import InputError, atomic_output, check_length
+from .btg_kbest import btg_kbest
 from .btg_search import btg_search, word_units
 from .model import PairwiseOrderScorer
 from .vocabulary import Vocabulary
@@ -53,6 +54,14 @@ class BTGPrediction:
         with evaluating(self._networks()):
             predictions = search_positions(sentences, self.pair_scores, penalties, max_tokens)
         return dict(zip(penalties, predictions))
+
+    @torch.no_grad()
+    def predict_kbest(self, sentences, k, max_tokens=20000):
+        """For each token list, up to ``k`` distinct BTG-consistent position lists with their
+        search scores, best first (``btg_kbest``): the first is what ``predict`` gives."""
+        with evaluating(self._networks()):
+            return search_positions(sentences, self.pair_scores, [self.inversion_penalty],
+                                    max_tokens, nbest=k)[0]
 
 
 class Preorderer(BTGPrediction):
@@ -194,10 +203,11 @@ def evaluating(preorderers):
             preorderer.scorer.train(mode)
 
 
-def search_positions(sentences, pair_scores, inversion_penalties, max_tokens):
+def search_positions(sentences, pair_scores, inversion_penalties, max_tokens, nbest=None):
     """For each of ``inversion_penalties``, the BTG search's positions for each token list,
     in input order, batched by length; ``pair_scores(batch)`` gives a batch's ``(B, T, T)``
-    scores, computed once for all the penalties."""
+    scores, computed once for all the penalties. With ``nbest`` = k, each sentence gets the
+    list of ``btg_kbest``'s k best ``(score, positions)`` instead."""
     sentences = [list(sentence) for sentence in sentences]
     for k, sentence in enumerate(sentences, start=1):
         check_length("input", k, len(sentence), MAX_TOKENS, "the preorderer")
@@ -208,7 +218,11 @@ def search_positions(sentences, pair_scores, inversion_penalties, max_tokens):
         lengths = torch.tensor([len(s) for s in batch_sentences])
         units = [word_units(s) for s in batch_sentences]
         for penalty, penalty_results in zip(inversion_penalties, results):
-            for k, positions in zip(batch, btg_search(scores, lengths, penalty, units)):
+            if nbest is None:
+                found = btg_search(scores, lengths, penalty, units)
+            else:
+                found = btg_kbest(scores, lengths, nbest, penalty, units)
+            for k, positions in zip(batch, found):
                 penalty_results[k] = positions
     return results
 

@@ -68,6 +68,21 @@ class TranslationReorderConfig(TranslationConfig):
             "fairseq-interactive input"
         },
     )
+    preorderer_nbest: int = field(
+        default=1,
+        metadata={
+            "help": "translate each sentence once for each of the preorderer's N best BTG "
+            "reorderings (XL PE models; needs --preorderer, whose candidates replace any "
+            "{split}.reorder positions at test time) and keep the translation whose beam "
+            "score plus --preorderer-nbest-weight times the reordering's search score is "
+            "highest; N times the decoding time"
+        },
+    )
+    preorderer_nbest_weight: float = field(
+        default=0.1,
+        metadata={"help": "weight of the preorderer's search score in --preorderer-nbest's "
+                  "choice (0: the translation model alone chooses)"},
+    )
     seed: int = II("common.seed")
 
 
@@ -81,6 +96,11 @@ class TranslationReorderTask(TranslationTask):
         super().__init__(cfg, src_dict, tgt_dict)
         if not 0.0 <= cfg.reorder_noise <= 1.0:
             raise OptionError(f"--reorder-noise must be in [0, 1], got {cfg.reorder_noise}")
+        if cfg.preorderer_nbest < 1:
+            raise OptionError(f"--preorderer-nbest must be at least 1, got {cfg.preorderer_nbest}")
+        if cfg.preorderer_nbest > 1 and not cfg.preorderer:
+            raise OptionError("--preorderer-nbest chooses among the preorderer's reorderings: "
+                              "pass --preorderer PREORDERER.pt")
         self.reorder_role = None
         self.preorderer = None
         if cfg.preorderer:
@@ -192,6 +212,9 @@ class TranslationReorderTask(TranslationTask):
         return iterator
 
     def inference_step(self, generator, models, sample, prefix_tokens=None, constraints=None):
+        if self.reorder_role == ROLE_INPUT and self.cfg.preorderer_nbest > 1:
+            return self._nbest_inference_step(generator, models, sample, prefix_tokens,
+                                              constraints)
         # fairseq-interactive rebuilds net_input from src_tokens alone, so positions for raw
         # input are predicted here, where every generation path passes through
         net_input = sample["net_input"]
@@ -207,3 +230,43 @@ class TranslationReorderTask(TranslationTask):
             positions = collate_positions(src_tokens, pad, self.predict_positions(sentences))
             sample = {**sample, "net_input": {**net_input, "reorder_positions": positions}}
         return super().inference_step(generator, models, sample, prefix_tokens, constraints)
+
+    def _nbest_inference_step(self, generator, models, sample, prefix_tokens, constraints):
+        """``--preorderer-nbest N``: decode the batch once for each rank of the preorderer's N
+        best reorderings and keep, per sentence, the rank whose best translation scores
+        highest (``nbest_choice_score``); a sentence with fewer distinct reorderings is
+        decoded on its best one where it has no candidate of a rank."""
+        if not hasattr(generator, "beam_size"):
+            raise OptionError("--preorderer-nbest chooses among translations; --score-reference "
+                              "scores one given translation: use --preorderer-nbest 1")
+        net_input = sample["net_input"]
+        src_tokens = net_input["src_tokens"]
+        pad, eos = self.src_dict.pad(), self.src_dict.eos()
+        sentences = [[self.src_dict[i] for i in row.tolist() if i not in (pad, eos)]
+                     for row in src_tokens.cpu()]
+        candidates = [found or [(0.0, [])] for found in
+                      self.preorderer.predict_kbest(sentences, self.cfg.preorderer_nbest)]
+        chosen, best = [None] * len(sentences), [None] * len(sentences)
+        for rank in range(max(len(found) for found in candidates)):
+            positions = [torch.IntTensor(found[rank if rank < len(found) else 0][1])
+                         for found in candidates]
+            ranked = {**sample, "net_input": {
+                **net_input, "reorder_positions": collate_positions(src_tokens, pad, positions)}}
+            hypotheses = super().inference_step(generator, models, ranked, prefix_tokens,
+                                                constraints)
+            for k, (found, beam) in enumerate(zip(candidates, hypotheses)):
+                if rank < len(found):
+                    value = nbest_choice_score(beam[0], found[rank][0],
+                                               self.cfg.preorderer_nbest_weight)
+                    if best[k] is None or value > best[k]:
+                        chosen[k], best[k] = beam, value
+        return chosen
+
+
+def nbest_choice_score(hypothesis, search_score, weight):
+    """What ``--preorderer-nbest`` maximizes over a sentence's reorderings: the translation's
+    score in the beam (its log-probability over its length to the power ``--lenpen``) plus
+    ``weight`` times the reordering's BTG search score (``btg_kbest``: the preorderer's scores
+    of the pairs it inverts). The summed log-probability would prefer the reordering with the
+    shortest translation (it lost 0.5 BLEU on Tr→En's validation set where this gained 0.3)."""
+    return float(hypothesis["score"]) + weight * search_score
