@@ -89,6 +89,10 @@ def test_command_line_errors(tmp_path):
     usage = subprocess.run([*command, "--corpus", str(out), "--checkpoint", str(checkpoint),
                             "--beam", "0"], capture_output=True, text=True)
     assert usage.returncode == 2 and "--beam" in usage.stderr
+    usage = subprocess.run([*command, "--corpus", str(out), "--checkpoint", str(checkpoint),
+                            "--preorderer-nbest", "0"], capture_output=True, text=True)
+    assert usage.returncode == 2 and "--preorderer-nbest must be at least 1" in usage.stderr, \
+        usage.stderr
     missing = subprocess.run([*command, "--checkpoint", str(checkpoint)], capture_output=True,
                              text=True)
     assert missing.returncode == 1

@@ -88,12 +88,15 @@ def test_each_sentence_keeps_the_reordering_of_the_best_choice_score(prepared):
             assert changed >= 3, f"weight {weight}: the test needs sentences whose choice moves"
 
 
-def test_nbest_needs_a_preorderer_and_a_positive_count(prepared):
+def test_nbest_needs_a_preorderer_a_positive_count_and_a_finite_weight(prepared):
     data_bin, preorderer_path = prepared
     with pytest.raises(OptionError, match="--preorderer-nbest chooses .*pass --preorderer"):
         task_and_model(data_bin, "--preorderer-nbest", "3")
     with pytest.raises(OptionError, match="--preorderer-nbest must be at least 1, got 0"):
         task_and_model(data_bin, "--preorderer", str(preorderer_path), "--preorderer-nbest", "0")
+    with pytest.raises(OptionError, match="--preorderer-nbest-weight must be a finite number"):
+        task_and_model(data_bin, "--preorderer", str(preorderer_path), "--preorderer-nbest", "2",
+                       "--preorderer-nbest-weight", "nan")
 
 
 def test_scoring_a_reference_refuses_to_choose(prepared):

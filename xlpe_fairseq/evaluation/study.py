@@ -425,7 +425,8 @@ def trained_options(state):
     """The options that define a run's model, task and criterion, with the defaults they took,
     as fairseq stored them in the checkpoint's state (``read_checkpoint``): ``{"model": {...},
     "task": {...}, "criterion": {...}}``, each with its registered name under ``"name"``.
-    Per-run options (seed, save dir, data path, hardware) are not among them."""
+    Per-run options (seed, save dir, data path, hardware) and a component's
+    ``decoding_options`` are not among them."""
     from fairseq.models import ARCH_MODEL_REGISTRY
     from fairseq.tasks import TASK_REGISTRY
 
@@ -441,7 +442,8 @@ def trained_options(state):
     def declared(component, stored):
         parser = argparse.ArgumentParser(add_help=False, conflict_handler="resolve")
         component.add_args(parser)
-        names = {action.dest for action in parser._actions} - {"data"}
+        names = ({action.dest for action in parser._actions} - {"data"}
+                 - set(getattr(component, "decoding_options", ())))
         return {name: stored[name] for name in sorted(names) if name in stored}
 
     options = {

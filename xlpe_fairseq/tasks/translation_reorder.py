@@ -17,6 +17,7 @@ Files win where both exist, so a ``fairseq-generate`` run on written ``{split}.r
 files is reproducible.
 """
 import logging
+import math
 import os
 from dataclasses import dataclass, field
 from typing import Optional
@@ -91,6 +92,9 @@ class TranslationReorderTask(TranslationTask):
     """Translation whose batches carry ``reorder_positions`` (see module docstring)."""
 
     cfg: TranslationReorderConfig
+    # choices of decoding only: they do not change what a run trains, so a study does not
+    # hold them against the seeds of one row (evaluation.study.trained_options)
+    decoding_options = ("preorderer_nbest", "preorderer_nbest_weight")
 
     def __init__(self, cfg, src_dict, tgt_dict):
         super().__init__(cfg, src_dict, tgt_dict)
@@ -98,6 +102,9 @@ class TranslationReorderTask(TranslationTask):
             raise OptionError(f"--reorder-noise must be in [0, 1], got {cfg.reorder_noise}")
         if cfg.preorderer_nbest < 1:
             raise OptionError(f"--preorderer-nbest must be at least 1, got {cfg.preorderer_nbest}")
+        if not math.isfinite(cfg.preorderer_nbest_weight):
+            raise OptionError("--preorderer-nbest-weight must be a finite number, got "
+                              f"{cfg.preorderer_nbest_weight}")
         if cfg.preorderer_nbest > 1 and not cfg.preorderer:
             raise OptionError("--preorderer-nbest chooses among the preorderer's reorderings: "
                               "pass --preorderer PREORDERER.pt")
