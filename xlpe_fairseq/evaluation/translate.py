@@ -169,8 +169,8 @@ def build_parser():
                         "(default: OUT/preorderer.pt)")
     parser.add_argument("--preorderer-nbest", type=int, default=1,
                         help="translate each sentence with each of the preorderer's N best "
-                        "reorderings and keep the best-scoring translation (XL PE models; N "
-                        "times the decoding time; default: %(default)s)")
+                        "reorderings and keep the best-scoring translation, for N times the "
+                        "decoding time (XL PE models) (default: %(default)s)")
     parser.add_argument("--preorderer-nbest-weight", type=float, default=0.1,
                         help="weight of the reordering's search score in that choice "
                         "(default: %(default)s)")

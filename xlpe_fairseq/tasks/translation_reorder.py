@@ -14,7 +14,8 @@ its class attribute ``reorder_positions_role``:
 With ``--preorderer`` (a checkpoint of ``xlpe-preorder-train``), a split without reorder files,
 and every ``fairseq-interactive`` input, gets positions predicted from the source alone.
 Files win where both exist, so a ``fairseq-generate`` run on written ``{split}.reorder``
-files is reproducible.
+files is reproducible. ``--preorderer-nbest N`` instead decodes each sentence with each of the
+preorderer's N best reorderings (``preordering.btg_kbest``) and keeps one translation.
 """
 import logging
 import math
