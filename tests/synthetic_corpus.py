@@ -60,3 +60,38 @@ def preprocess_corpus(raw, destdir):
         check=True, capture_output=True,
     )
     return destdir
+
+
+def random_preorderer(raw, seed):
+    """A small preorderer over the corpus's source words with random pair scores of both signs:
+    it reorders many sentences, so paths that agree do not agree by keeping the source order."""
+    import torch
+
+    from xlpe_fairseq.preordering.corpus import read_tokens
+    from xlpe_fairseq.preordering.preorderer import Preorderer
+    from xlpe_fairseq.preordering.vocabulary import Vocabulary
+
+    torch.manual_seed(seed)
+    preorderer = Preorderer.create(Vocabulary.build(read_tokens(raw / "train.xx")), hidden_dim=8,
+                                   embed_dim=8, pair_dim=8)
+    torch.nn.init.normal_(preorderer.scorer.project.weight, std=3.0)
+    torch.nn.init.zeros_(preorderer.scorer.distance.weight)
+    return preorderer
+
+
+def xlpe_task(data_bin, *options):
+    """``(task, model, args)``: translation_reorder on ``data_bin`` with a tiny XL PE model, as
+    fairseq-train's parser builds them from ``options``."""
+    from fairseq import options as fairseq_options, tasks
+
+    # registers the plugin for the parser, even where another test imported xlpe_fairseq first
+    from xlpe_fairseq import criterions, models, tasks as plugin_tasks  # noqa: F401
+
+    parser = fairseq_options.get_training_parser()
+    args = fairseq_options.parse_args_and_arch(parser, [
+        str(data_bin), "--user-dir", str(Path(__file__).resolve().parents[1] / "xlpe_fairseq"),
+        "--task", "translation_reorder", "--arch", "transformer_xlpe",
+        "--encoder-attention-heads", "2", "--xlpe-heads", "1", *options,
+    ])
+    task = tasks.setup_task(args)
+    return task, task.build_model(args), args

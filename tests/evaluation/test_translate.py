@@ -97,3 +97,15 @@ def test_command_line_errors(tmp_path):
                              text=True)
     assert missing.returncode == 1
     assert missing.stderr.strip().splitlines()[-1].startswith("xlpe-translate: error: give")
+
+
+def test_nbest_defaults_are_the_tasks():
+    """xlpe-translate does not import fairseq to parse its options, so it repeats the task's
+    --preorderer-nbest defaults: they must stay the task's."""
+    from xlpe_fairseq.tasks.translation_reorder import TranslationReorderConfig
+
+    args = build_parser().parse_args(["--checkpoint", "c.pt"])
+    task = TranslationReorderConfig()
+    assert (args.preorderer_nbest, args.preorderer_nbest_weight) == \
+        (task.preorderer_nbest, task.preorderer_nbest_weight)
+

@@ -6,35 +6,15 @@ no reorder file (``load_dataset`` → ``predict_positions``: fairseq-generate, a
 xlpe-swap-robustness, and the model loading of xlpe-aer / xlpe-attention-heatmap); and
 ``inference_step``, where fairseq-interactive's raw input gets its positions.
 """
-from pathlib import Path
-
 import pytest
 import torch
-from fairseq import options, tasks
 from fairseq.dataclass.utils import convert_namespace_to_omegaconf
 
-from synthetic_corpus import preprocess_corpus, write_corpus
-# registers the plugin for the parser, even where another test imported xlpe_fairseq first
-from xlpe_fairseq import criterions, models, tasks as plugin_tasks  # noqa: F401
+from synthetic_corpus import preprocess_corpus, random_preorderer, write_corpus, xlpe_task
 from xlpe_fairseq.evaluation.attention_alignment import load_model
 from xlpe_fairseq.preordering import predict
-from xlpe_fairseq.preordering.corpus import read_tokens
-from xlpe_fairseq.preordering.preorderer import Preorderer, PreordererEnsemble
-from xlpe_fairseq.preordering.vocabulary import Vocabulary
+from xlpe_fairseq.preordering.preorderer import PreordererEnsemble
 from xlpe_fairseq.reordering.btg_rules import is_btg_reachable
-
-USER_DIR = str(Path(__file__).resolve().parents[2] / "xlpe_fairseq")
-
-
-def random_preorderer(raw, seed):
-    torch.manual_seed(seed)
-    preorderer = Preorderer.create(Vocabulary.build(read_tokens(raw / "train.xx")), hidden_dim=8,
-                                   embed_dim=8, pair_dim=8)
-    # random pair scores of both signs: many inversions, so agreement is not by monotony
-    torch.nn.init.normal_(preorderer.scorer.project.weight, std=3.0)
-    torch.nn.init.zeros_(preorderer.scorer.distance.weight)
-    return preorderer
-
 
 @pytest.fixture(scope="module", params=["one preorderer", "an ensemble"])
 def setup(tmp_path_factory, request):
@@ -49,17 +29,6 @@ def setup(tmp_path_factory, request):
     else:
         random_preorderer(raw, 0).save(root / "preorderer.pt")
     return raw, root / "data-bin", root / "preorderer.pt"
-
-
-def task_with_preorderer(data_bin, preorderer):
-    parser = options.get_training_parser()
-    args = options.parse_args_and_arch(parser, [
-        str(data_bin), "--user-dir", USER_DIR, "--task", "translation_reorder", "--arch",
-        "transformer_xlpe", "--encoder-attention-heads", "2", "--xlpe-heads", "1",
-        "--preorderer", str(preorderer),
-    ])
-    task = tasks.setup_task(args)
-    return task, task.build_model(args), args
 
 
 class RecordingGenerator:
@@ -79,7 +48,7 @@ def test_file_task_and_interactive_paths_agree(setup, tmp_path):
     assert all(is_btg_reachable(p) for p in from_file)
     assert sum(p != sorted(p) for p in from_file) >= 10, "the test needs non-monotone positions"
 
-    task, model, _ = task_with_preorderer(data_bin, checkpoint)
+    task, model, _ = xlpe_task(data_bin, "--preorderer", str(checkpoint))
     task.load_dataset("test")
     dataset = task.datasets["test"]
     from_dataset = [dataset.reorder[i].tolist() for i in range(len(dataset))]
@@ -99,7 +68,7 @@ def test_file_task_and_interactive_paths_agree(setup, tmp_path):
 
 def test_evaluation_tools_load_the_same_positions(setup, tmp_path):
     raw, data_bin, checkpoint = setup
-    task, model, args = task_with_preorderer(data_bin, checkpoint)
+    task, model, args = xlpe_task(data_bin, "--preorderer", str(checkpoint))
     model_path = tmp_path / "checkpoint.pt"
     # the least of a fairseq checkpoint that load_model_ensemble_and_task reads
     torch.save({"cfg": convert_namespace_to_omegaconf(args), "model": model.state_dict(),

@@ -1,19 +1,10 @@
 """--preorderer-nbest: decode each of the preorderer's N best reorderings, keep the best choice."""
-from pathlib import Path
-
 import pytest
 import torch
-from fairseq import options, tasks
 
-from synthetic_corpus import preprocess_corpus, write_corpus
-# registers the plugin for the parser, even where another test imported xlpe_fairseq first
-from xlpe_fairseq import criterions, models, tasks as plugin_tasks  # noqa: F401
+from synthetic_corpus import preprocess_corpus, random_preorderer, write_corpus, xlpe_task
 from xlpe_fairseq.plugin_errors import OptionError
-from xlpe_fairseq.preordering.corpus import read_tokens
 from xlpe_fairseq.preordering.preorderer import Preorderer
-from xlpe_fairseq.preordering.vocabulary import Vocabulary
-
-USER_DIR = str(Path(__file__).resolve().parents[2] / "xlpe_fairseq")
 
 
 @pytest.fixture(scope="module")
@@ -22,22 +13,8 @@ def prepared(tmp_path_factory):
     root = tmp_path_factory.mktemp("nbest")
     raw = write_corpus(root / "raw", sizes={"train": 30, "valid": 5, "test": 40})
     preprocess_corpus(raw, root / "data-bin")
-    torch.manual_seed(0)
-    preorderer = Preorderer.create(Vocabulary.build(read_tokens(raw / "train.xx")), hidden_dim=8,
-                                   embed_dim=8, pair_dim=8)
-    torch.nn.init.normal_(preorderer.scorer.project.weight, std=3.0)
-    preorderer.save(root / "preorderer.pt")
+    random_preorderer(raw, 0).save(root / "preorderer.pt")
     return root / "data-bin", root / "preorderer.pt"
-
-
-def task_and_model(data_bin, *extra):
-    parser = options.get_training_parser()
-    args = options.parse_args_and_arch(parser, [
-        str(data_bin), "--user-dir", USER_DIR, "--task", "translation_reorder", "--arch",
-        "transformer_xlpe", "--encoder-attention-heads", "2", "--xlpe-heads", "1", *extra,
-    ])
-    task = tasks.setup_task(args)
-    return task, task.build_model(args)
 
 
 def displacement(positions):
@@ -64,8 +41,8 @@ class PositionScoringGenerator:
 def test_each_sentence_keeps_the_reordering_of_the_best_choice_score(prepared):
     data_bin, preorderer_path = prepared
     preorderer = Preorderer.load(str(preorderer_path))
-    for weight in ("0", "1", "1000000"):
-        task, model = task_and_model(data_bin, "--preorderer", str(preorderer_path),
+    for weight in ("0", "0.1", "1000000"):  # the model alone, the default, the search alone
+        task, model, _ = xlpe_task(data_bin, "--preorderer", str(preorderer_path),
                                      "--preorderer-nbest", "4", "--preorderer-nbest-weight", weight)
         task.load_dataset("test")
         dataset = task.datasets["test"]
@@ -91,17 +68,17 @@ def test_each_sentence_keeps_the_reordering_of_the_best_choice_score(prepared):
 def test_nbest_needs_a_preorderer_a_positive_count_and_a_finite_weight(prepared):
     data_bin, preorderer_path = prepared
     with pytest.raises(OptionError, match="--preorderer-nbest chooses .*pass --preorderer"):
-        task_and_model(data_bin, "--preorderer-nbest", "3")
+        xlpe_task(data_bin, "--preorderer-nbest", "3")
     with pytest.raises(OptionError, match="--preorderer-nbest must be at least 1, got 0"):
-        task_and_model(data_bin, "--preorderer", str(preorderer_path), "--preorderer-nbest", "0")
+        xlpe_task(data_bin, "--preorderer", str(preorderer_path), "--preorderer-nbest", "0")
     with pytest.raises(OptionError, match="--preorderer-nbest-weight must be a finite number"):
-        task_and_model(data_bin, "--preorderer", str(preorderer_path), "--preorderer-nbest", "2",
+        xlpe_task(data_bin, "--preorderer", str(preorderer_path), "--preorderer-nbest", "2",
                        "--preorderer-nbest-weight", "nan")
 
 
 def test_scoring_a_reference_refuses_to_choose(prepared):
     data_bin, preorderer_path = prepared
-    task, model = task_and_model(data_bin, "--preorderer", str(preorderer_path),
+    task, model, _ = xlpe_task(data_bin, "--preorderer", str(preorderer_path),
                                  "--preorderer-nbest", "2")
     task.load_dataset("test")
     dataset = task.datasets["test"]

@@ -158,11 +158,13 @@ class TranslationReorderTask(TranslationTask):
 
     def predict_positions(self, source_token_ids):
         """Preorderer positions for binarized source sentences (EOS-terminated id tensors)."""
+        return [torch.IntTensor(p)
+                for p in self.preorderer.predict(self.source_tokens(source_token_ids))]
+
+    def source_tokens(self, source_token_ids):
+        """The preorderer's input: the source tokens of each id tensor, EOS left out."""
         eos = self.src_dict.eos()
-        sentences = [
-            [self.src_dict[i] for i in ids.tolist() if i != eos] for ids in source_token_ids
-        ]
-        return [torch.IntTensor(p) for p in self.preorderer.predict(sentences)]
+        return [[self.src_dict[i] for i in ids.tolist() if i != eos] for ids in source_token_ids]
 
     def _require_positions(self, split, data_path):
         """Fail loudly where fairseq would silently train or decode without positions."""
@@ -249,9 +251,8 @@ class TranslationReorderTask(TranslationTask):
                               "scores one given translation: use --preorderer-nbest 1")
         net_input = sample["net_input"]
         src_tokens = net_input["src_tokens"]
-        pad, eos = self.src_dict.pad(), self.src_dict.eos()
-        sentences = [[self.src_dict[i] for i in row.tolist() if i not in (pad, eos)]
-                     for row in src_tokens.cpu()]
+        pad = self.src_dict.pad()
+        sentences = self.source_tokens(row[row.ne(pad)] for row in src_tokens.cpu())
         candidates = [found or [(0.0, [])] for found in
                       self.preorderer.predict_kbest(sentences, self.cfg.preorderer_nbest)]
         chosen, best = [None] * len(sentences), [None] * len(sentences)
