@@ -1,6 +1,8 @@
-"""BLEU and share of the oracle's gain of the test outputs in this folder.
+"""BLEU and share of the oracle's gain of the test outputs in this folder (or in HYPOTHESES).
 
-    python docs/results/preorderer-nbest-tr-en/shares.py work/lo-en-tr/raw/test.en
+    python docs/results/preorderer-tr-en/shares.py work/lo-en-tr/raw/test.en
+    python docs/results/preorderer-tr-en/shares.py work/lo-ko-en/raw/test.en \
+        docs/results/preorderer-ko-en/hypotheses
 
 ``hypotheses/ROW/seedS.txt`` are detokenized test outputs of the same InXL checkpoints decoded
 with other test positions; every row is compared with ``oracle`` and ``monotone`` by
@@ -19,12 +21,13 @@ from xlpe_fairseq.evaluation.study import oracle_gain_share
 HYPOTHESES = Path(__file__).resolve().parent / "hypotheses"
 
 
-def main(reference):
+def main(reference, hypotheses=HYPOTHESES):
+    hypotheses = Path(hypotheses)
     references = Path(reference).read_text(encoding="utf-8").splitlines()
     bleu = metrics("13a")["bleu"]
-    rows = sorted(p.name for p in HYPOTHESES.iterdir())
-    seeds = sorted(p.stem for p in (HYPOTHESES / "oracle").iterdir())
-    stats = {row: [sentence_statistics(bleu, (HYPOTHESES / row / f"{seed}.txt").read_text(
+    rows = sorted(p.name for p in hypotheses.iterdir())
+    seeds = sorted(p.stem for p in (hypotheses / "oracle").iterdir())
+    stats = {row: [sentence_statistics(bleu, (hypotheses / row / f"{seed}.txt").read_text(
         encoding="utf-8").splitlines(), references) for seed in seeds] for row in rows}
     print(f"| test positions | BLEU ({', '.join(seeds)}) | mean | share of the oracle's gain [95%] |")
     print("|---|---|---|---|")

@@ -1,7 +1,7 @@
 """τ, FRS and exact match of the preorderer's best reordering and of the closest to the oracle
 among its k best (an upper bound for any chooser: it reads the reference's alignment).
 
-    python docs/results/preorderer-nbest-tr-en/closest_of_k.py work/lo-tr-en/preorderer.pt \
+    python docs/results/preorderer-tr-en/closest_of_k.py work/lo-tr-en/preorderer.pt \
         work/lo-tr-en/bpe/test.tr work/lo-tr-en/bpe/test.btg.reorder
 """
 import sys
