@@ -23,6 +23,7 @@ from xlpe_fairseq.evaluation.study import (
     MODEL_NAMES,
     PROFILES,
     Study,
+    across_seeds,
     build_parser,
     markdown_report,
     oracle_gain_share,
@@ -532,7 +533,7 @@ def test_report_header_counts_models_and_shows_no_absolute_paths(tmp_path):
 
 def test_report_of_one_row_and_seed_counts_in_the_singular_and_gives_no_verdicts(tmp_path):
     """A row trained alone, to be compared with published rows later (scripts/compare_rows.py)."""
-    scores = {"per_seed": [10.99], "mean": 10.99, "sd": 0.0}
+    scores = across_seeds([10.99])
     summary = {
         "baseline": "transformer-deep", "bootstrap_samples": 10, "bootstrap_seed": 1,
         "bleu_signature": "BLEU", "chrf_signature": "chrF",
@@ -545,6 +546,8 @@ def test_report_of_one_row_and_seed_counts_in_the_singular_and_gives_no_verdicts
     markdown = markdown_report(summary, [], tmp_path / "study")
     assert markdown.startswith("# Study: 1 row (1 model) × 1 seed\n"), markdown.splitlines()[0]
     assert "Verdicts" not in markdown, "a verdict line without a compared row:\n" + markdown
+    assert scores["sd"] is None and "| 10.99 | 10.99 |" in markdown and "±" not in \
+        markdown.split("|---")[1], "one seed has no spread to report:\n" + markdown
 
 
 def test_report_defines_only_the_variants_it_shows(tmp_path):

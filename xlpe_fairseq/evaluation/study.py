@@ -550,6 +550,13 @@ def per_seed_scores(metric, stats, counts):
     return np.array([[corpus_score(metric, row) for row in counts @ seed] for seed in stats]).T
 
 
+def across_seeds(values):
+    """Each seed's value, their mean and sample standard deviation (None for one seed: a
+    spread of 0 would claim that the seed does not matter)."""
+    return {"per_seed": values, "mean": float(np.mean(values)),
+            "sd": float(np.std(values, ddof=1)) if len(values) > 1 else None}
+
+
 def seed_averaged(metric, stats):
     """The mean over seeds of each seed's corpus score on the whole test set."""
     return float(np.mean([corpus_score(metric, seed.sum(0)) for seed in stats]))
@@ -641,17 +648,13 @@ def summarize(study, models, seeds, references, hypotheses, results, samples=100
         row = {"model": model, "baseline": model == baseline, "seeds": list(seeds),
                "parameters": runs[0]["parameters"], "options": row_options(model, seeds, runs)}
         for key, metric in metrics.items():
-            values = [run[key] for run in runs]
-            row[key] = {"per_seed": values, "mean": float(np.mean(values)),
-                        "sd": float(np.std(values, ddof=1)) if len(values) > 1 else 0.0}
+            row[key] = across_seeds([run[key] for run in runs])
             if model != baseline:
                 rng = np.random.default_rng(seed)
                 row[key]["vs_baseline"] = seed_bootstrap(
                     metric, statistics[key][baseline], statistics[key][model], samples, rng)
         if all("aer" in run for run in runs):
-            values = [run["aer"] for run in runs]
-            row["aer"] = {"per_seed": values, "mean": float(np.mean(values)),
-                          "sd": float(np.std(values, ddof=1)) if len(values) > 1 else 0.0}
+            row["aer"] = across_seeds([run["aer"] for run in runs])
         rows.append(row)
     return {"baseline": baseline, "bootstrap_samples": samples, "bootstrap_seed": seed,
             "settings": study.settings(), "models": rows,
@@ -704,6 +707,8 @@ def portable_paths(text, work):
 
 def markdown_report(summary, commands, work):
     def cell(stats):
+        if stats["sd"] is None:
+            return f"{stats['mean']:.2f}"
         return f"{stats['mean']:.2f} ± {stats['sd']:.2f}"
 
     def versus(stats):
@@ -743,7 +748,7 @@ def markdown_report(summary, commands, work):
         "Δ: seed-averaged score minus the baseline's; [95%] and p (two-sided) from "
         f"{summary['bootstrap_samples']} bootstrap samples (seed {summary['bootstrap_seed']}) "
         "that resample the test sentences (paired across systems) and each system's seeds "
-        "(with replacement). sd: sample standard deviation over seeds.",
+        "(with replacement). sd: sample standard deviation over seeds (none for one seed).",
         *verdicts_text(summary["models"]),
         "",
         f"BLEU: {summary['bleu_signature']}",
