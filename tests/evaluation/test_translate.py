@@ -108,4 +108,3 @@ def test_nbest_defaults_are_the_tasks():
     task = TranslationReorderConfig()
     assert (args.preorderer_nbest, args.preorderer_nbest_weight) == \
         (task.preorderer_nbest, task.preorderer_nbest_weight)
-
