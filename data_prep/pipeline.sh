@@ -28,7 +28,9 @@
 #   depend on the machine's speed if it stops training early; PREORDER_DEVICE (cpu, or cuda);
 #   PREORDER_LOSS (pairwise, structured or both: xlpe-preorder-train --loss);
 #   PREORDER_SEEDS (1): with N > 1, N preorderers (seeds 1..N, preorderer.seedK.pt) combined
-#   by xlpe-preorder-ensemble into preorderer.pt (N times the training time).
+#   by xlpe-preorder-ensemble into preorderer.pt (N times the training time);
+#   PREORDER_BATCH_TOKENS (4000), PREORDER_MAX_LENGTH (200) and PREORDER_THREADS (all cores):
+#   xlpe-preorder-train's --batch-tokens, --max-train-length and --threads.
 #   XLPE_TRAIN_POSITIONS: the XL PE training positions in data-bin/xlpe: oracle (default; BTG
 #   positions from the alignment), predicted (the preorderer's, cross-fitted over
 #   PREORDER_FOLDS (2) folds with xlpe-preorder-crossfit, so that train positions look like
@@ -112,8 +114,7 @@ reorder() {
 # preorder OUT SRC: train the source-only preorderer on the BTG oracle, predict valid/test.
 preorder() {
     local out=$1 src=$2 bpe=$1/bpe split seed members=()
-    stamp "$out/preorderer.settings" "epochs=$PREORDER_EPOCHS seconds=$PREORDER_SECONDS \
-loss=$PREORDER_LOSS device=$PREORDER_DEVICE seeds=$PREORDER_SEEDS"
+    stamp "$out/preorderer.settings" "seeds=$PREORDER_SEEDS ${PREORDER_TRAINING[*]}"
     if ((PREORDER_SEEDS == 1)); then
         train_preorderer "$out/preorderer.pt" "$bpe" "$src" "$out/preorderer.settings" 1
     else
@@ -132,8 +133,7 @@ loss=$PREORDER_LOSS device=$PREORDER_DEVICE seeds=$PREORDER_SEEDS"
         fi
     fi
     if [[ $XLPE_TRAIN_POSITIONS != oracle ]]; then
-        cross_fit_train_positions "$bpe" "$src" "$PREORDER_FOLDS" --epochs "$PREORDER_EPOCHS" \
-            --max-seconds "$PREORDER_SECONDS" --loss "$PREORDER_LOSS" --device "$PREORDER_DEVICE"
+        cross_fit_train_positions "$bpe" "$src" "$PREORDER_FOLDS" "${PREORDER_TRAINING[@]}"
     fi
     local calls=()
     for split in valid test; do
@@ -170,8 +170,7 @@ train_preorderer() {
         timed "train preorderer (seed $seed, at most $PREORDER_EPOCHS epochs, ${PREORDER_SECONDS}s)" \
             xlpe-preorder-train --source "$bpe/train.$src" --reorder "$bpe/train.btg.reorder" \
             --valid-source "$bpe/valid.$src" --valid-reorder "$bpe/valid.btg.reorder" \
-            --epochs "$PREORDER_EPOCHS" --max-seconds "$PREORDER_SECONDS" --seed "$seed" \
-            --loss "$PREORDER_LOSS" --device "$PREORDER_DEVICE" --save "$save"
+            "${PREORDER_TRAINING[@]}" --seed "$seed" --save "$save"
     fi
 }
 
@@ -263,6 +262,9 @@ prepare_corpus() {
     PREORDER_LOSS=${PREORDER_LOSS:-pairwise}
     PREORDER_SEEDS=${PREORDER_SEEDS:-1}
     PREORDER_FOLDS=${PREORDER_FOLDS:-2}
+    PREORDER_BATCH_TOKENS=${PREORDER_BATCH_TOKENS:-4000}
+    PREORDER_MAX_LENGTH=${PREORDER_MAX_LENGTH:-200}
+    PREORDER_THREADS=${PREORDER_THREADS:-$(nproc)}
     XLPE_TRAIN_POSITIONS=${XLPE_TRAIN_POSITIONS:-oracle}
     local train_positions
     case $XLPE_TRAIN_POSITIONS in
@@ -279,6 +281,17 @@ prepare_corpus() {
         echo "PREORDER_SEEDS must be a whole number from 1 to 999, not '$PREORDER_SEEDS'" >&2
         return 2
     fi
+    local setting
+    for setting in PREORDER_BATCH_TOKENS PREORDER_MAX_LENGTH PREORDER_THREADS; do
+        if ! [[ ${!setting} =~ ^[1-9][0-9]{0,6}$ ]]; then
+            echo "$setting must be a whole number from 1 to 9999999, not '${!setting}'" >&2
+            return 2
+        fi
+    done
+    # xlpe-preorder-train's options, shared by every preorderer the pipeline trains
+    PREORDER_TRAINING=(--epochs "$PREORDER_EPOCHS" --max-seconds "$PREORDER_SECONDS"
+        --loss "$PREORDER_LOSS" --device "$PREORDER_DEVICE" --batch-tokens "$PREORDER_BATCH_TOKENS"
+        --max-train-length "$PREORDER_MAX_LENGTH" --threads "$PREORDER_THREADS")
     for split in "${PIPELINE_SPLITS[@]}"; do
         need_files "$raw/$split.$src" "$raw/$split.$tgt"
         same_line_count "$raw/$split.$src" "$raw/$split.$tgt"

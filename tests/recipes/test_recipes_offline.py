@@ -282,6 +282,14 @@ def test_libreoffice_rerun_with_other_preorderer_settings_retrains_it(recipe_run
     again = run_recipe("prepare-libreoffice-en-de.sh", "--raw-dir", raw, out,
                        env={"PREORDER_LOSS": "structured"})
     assert "train preorderer (seed 1): up to date, skipped" in again, again
+    smaller = run_recipe("prepare-libreoffice-en-de.sh", "--raw-dir", raw, out,
+                         env={"PREORDER_LOSS": "structured", "PREORDER_BATCH_TOKENS": "300",
+                              "PREORDER_MAX_LENGTH": "12", "PREORDER_THREADS": "1"})
+    assert "train preorderer (seed 1): up to date" not in smaller, \
+        f"the preorderer was not retrained with other batch, length and thread settings:\n{smaller}"
+    settings = (out / "preorderer.settings").read_text()
+    for option in ("--batch-tokens 300", "--max-train-length 12", "--threads 1"):
+        assert option in settings, f"{option} did not reach xlpe-preorder-train: {settings}"
 
 
 def test_libreoffice_preorderer_seeds_make_an_ensemble(recipe_runs):
@@ -298,14 +306,18 @@ def test_libreoffice_preorderer_seeds_make_an_ensemble(recipe_runs):
         seeds[1].scorer.state_dict()["project.weight"]).any(), "both members got one seed"
 
 
-@pytest.mark.parametrize("seeds", ["0", "two", "1000"])
-def test_a_bad_preorderer_seed_count_is_refused_before_any_work(tmp_path, seeds):
+@pytest.mark.parametrize("setting, value, allowed", [
+    ("PREORDER_SEEDS", "0", "1 to 999"), ("PREORDER_SEEDS", "two", "1 to 999"),
+    ("PREORDER_SEEDS", "1000", "1 to 999"), ("PREORDER_BATCH_TOKENS", "0", "1 to 9999999"),
+    ("PREORDER_MAX_LENGTH", "1.5", "1 to 9999999"), ("PREORDER_THREADS", "-2", "1 to 9999999"),
+])
+def test_a_bad_preorderer_setting_is_refused_before_any_work(tmp_path, setting, value, allowed):
     raw = write_raw(tmp_path / "raw", "en", "de")
     result = subprocess.run(**recipe_command("prepare-libreoffice-en-de.sh", "--raw-dir", raw,
-                                             tmp_path / "out", env={"PREORDER_SEEDS": seeds}),
+                                             tmp_path / "out", env={setting: value}),
                             stderr=subprocess.PIPE)
     assert result.returncode == 2, result.stderr
-    assert f"PREORDER_SEEDS must be a whole number from 1 to 999, not '{seeds}'" in result.stderr
+    assert f"{setting} must be a whole number from {allowed}, not '{value}'" in result.stderr
     assert not (tmp_path / "out" / "tok").exists(), "nothing is done before the check"
 
 
