@@ -1,4 +1,6 @@
 """Round trip through xlpe-preorder-train, xlpe-preorder and xlpe-reorder-score, and bad input."""
+import os
+
 import pytest
 import torch
 
@@ -57,6 +59,25 @@ def test_the_structured_loss_is_an_option_of_the_training_command(files, capsys)
                     "--save", files["model"], "--loss", "hinge"])
     assert exit_info.value.code == 2, "an unknown --loss is a usage error"
     assert "invalid choice: 'hinge'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("option, value, expected", [
+    ("--epochs", "0", "expected a positive integer, got 0"),
+    ("--batch-tokens", "-5", "expected a positive integer, got -5"),
+    ("--max-train-length", "1.5", "expected a positive integer, got '1.5'"),
+    ("--layers", "0", "expected a positive integer, got 0"),
+    ("--embed-dim", "0", "expected a positive integer, got 0"),
+    ("--max-vocab", "0", "expected a positive integer, got 0"),
+    ("--dropout", "1", "expected a number from 0 to below 1, got 1.0"),
+    ("--dropout", "x", "expected a number from 0 to below 1, got 'x'"),
+])
+def test_a_training_size_out_of_range_is_a_usage_error(files, capsys, option, value, expected):
+    with pytest.raises(SystemExit) as exit_info:
+        train.main(["--source", files["source"], "--reorder", files["reorder"],
+                    "--save", files["model"], option, value])
+    assert exit_info.value.code == 2, f"{option} {value} must stop before any training"
+    assert expected in capsys.readouterr().err
+    assert not os.path.exists(files["model"]), "no model is written"
 
 
 def expect_input_error(main, argv, capsys, *fragments):

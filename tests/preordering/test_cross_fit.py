@@ -61,3 +61,15 @@ def test_mix_takes_the_asked_share_of_oracle_positions():
 def test_one_fold_is_refused():
     with pytest.raises(ValueError, match="at least 2 folds"):
         cross_fit.cross_fit([["a", "b"]], [[1, 0]], folds=1)
+
+
+def test_one_fold_on_the_command_line_is_a_usage_error(tmp_path, capsys):
+    (tmp_path / "train.src").write_text("a b\n")
+    (tmp_path / "train.reorder").write_text("1 0\n")
+    with pytest.raises(SystemExit) as exit_info:
+        cross_fit.main(["--source", str(tmp_path / "train.src"),
+                        "--reorder", str(tmp_path / "train.reorder"), "--folds", "1",
+                        "--output", str(tmp_path / "pred.reorder")])
+    assert exit_info.value.code == 2, "--folds 1 must stop before any training"
+    assert "--folds must be at least 2, got 1" in capsys.readouterr().err
+    assert not (tmp_path / "pred.reorder").exists()

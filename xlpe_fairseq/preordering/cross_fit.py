@@ -77,6 +77,8 @@ def build_parser():
 def main(argv=None):
     parser = build_parser()
     args = parse_with_valid_pair(parser, argv)
+    if args.folds < 2:
+        parser.error(f"--folds must be at least 2, got {args.folds}")
     if not 0.0 <= args.oracle_fraction <= 1.0:
         parser.error(f"--oracle-fraction must be in [0, 1], got {args.oracle_fraction}")
 

@@ -172,22 +172,22 @@ def add_training_arguments(parser, save=True):
     if save:
         parser.add_argument("--save", required=True,
                             help="checkpoint to write (e.g. preorderer.pt)")
-    parser.add_argument("--embed-dim", type=int, default=64, help="token embedding size")
-    parser.add_argument("--hidden-dim", type=int, default=128, help="BiLSTM size per direction")
-    parser.add_argument("--pair-dim", type=int, default=64,
+    parser.add_argument("--embed-dim", type=positive_int, default=64, help="token embedding size")
+    parser.add_argument("--hidden-dim", type=positive_int, default=128, help="BiLSTM size per direction")
+    parser.add_argument("--pair-dim", type=positive_int, default=64,
                         help="hidden size of the pair scorer")
-    parser.add_argument("--layers", type=int, default=1, help="BiLSTM layers")
-    parser.add_argument("--dropout", type=float, default=0.1, help="dropout rate")
-    parser.add_argument("--max-vocab", type=int, default=30000,
+    parser.add_argument("--layers", type=positive_int, default=1, help="BiLSTM layers")
+    parser.add_argument("--dropout", type=dropout_rate, default=0.1, help="dropout rate")
+    parser.add_argument("--max-vocab", type=positive_int, default=30000,
                         help="most frequent source tokens kept; the rest map to <unk>")
-    parser.add_argument("--epochs", type=int, default=3,
+    parser.add_argument("--epochs", type=positive_int, default=3,
                         help="number of epochs (with --seed, this fixes the result)")
     parser.add_argument("--max-seconds", type=float,
                         help="safety cap: stop after the epoch that passes this many seconds "
                         "(the result then depends on the machine's speed)")
-    parser.add_argument("--batch-tokens", type=int, default=4000,
+    parser.add_argument("--batch-tokens", type=positive_int, default=4000,
                         help="padded source tokens per training batch")
-    parser.add_argument("--max-train-length", type=int, default=200,
+    parser.add_argument("--max-train-length", type=positive_int, default=200,
                         help="skip longer training sentences (the loss is quadratic in length)")
     parser.add_argument("--lr", type=float, default=3e-3, help="Adam learning rate")
     parser.add_argument("--loss", choices=LOSSES, default="pairwise",
@@ -197,6 +197,18 @@ def add_training_arguments(parser, save=True):
                         help="the structured hinge's margin per wrongly ordered token pair")
     parser.add_argument("--seed", type=int, default=1, help="random seed")
     add_device_arguments(parser)
+
+
+def dropout_rate(text):
+    """argparse type of --dropout: a probability below 1."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number from 0 to below 1, got {text!r}") \
+            from None
+    if not 0 <= value < 1:
+        raise argparse.ArgumentTypeError(f"expected a number from 0 to below 1, got {value}")
+    return value
 
 
 def add_device_arguments(parser):
