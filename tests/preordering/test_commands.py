@@ -68,8 +68,11 @@ def test_the_structured_loss_is_an_option_of_the_training_command(files, capsys)
     ("--layers", "0", "expected a positive integer, got 0"),
     ("--embed-dim", "0", "expected a positive integer, got 0"),
     ("--max-vocab", "0", "expected a positive integer, got 0"),
-    ("--dropout", "1", "expected a number from 0 to below 1, got 1.0"),
+    ("--dropout", "1", "expected a number from 0 to below 1, got '1'"),
     ("--dropout", "x", "expected a number from 0 to below 1, got 'x'"),
+    ("--lr", "0", "expected a number above 0, got '0'"),
+    ("--lr", "nan", "expected a number above 0, got 'nan'"),
+    ("--margin", "-1", "expected a number of at least 0, got '-1'"),
 ])
 def test_a_training_size_out_of_range_is_a_usage_error(files, capsys, option, value, expected):
     with pytest.raises(SystemExit) as exit_info:

@@ -150,6 +150,24 @@ def format_scores(scores):
     return f"tau {scores['kendall_tau']:.4f} FRS {scores['fuzzy_reordering_score']:.4f}"
 
 
+def number_type(accepts, description):
+    """An argparse type of a float for which ``accepts(value)`` holds, e.g. ``above 0``."""
+    def parse(text):
+        try:
+            value = float(text)
+        except ValueError:
+            value = None
+        if value is None or not accepts(value):
+            raise argparse.ArgumentTypeError(f"expected a number {description}, got {text!r}")
+        return value
+    return parse
+
+
+DROPOUT_RATE = number_type(lambda v: 0 <= v < 1, "from 0 to below 1")
+LEARNING_RATE = number_type(lambda v: 0 < v < float("inf"), "above 0")
+MARGIN = number_type(lambda v: 0 <= v < float("inf"), "of at least 0")
+
+
 def build_parser():
     parser = argparse.ArgumentParser(
         prog="xlpe-preorder-train",
@@ -177,7 +195,7 @@ def add_training_arguments(parser, save=True):
     parser.add_argument("--pair-dim", type=positive_int, default=64,
                         help="hidden size of the pair scorer")
     parser.add_argument("--layers", type=positive_int, default=1, help="BiLSTM layers")
-    parser.add_argument("--dropout", type=dropout_rate, default=0.1, help="dropout rate")
+    parser.add_argument("--dropout", type=DROPOUT_RATE, default=0.1, help="dropout rate")
     parser.add_argument("--max-vocab", type=positive_int, default=30000,
                         help="most frequent source tokens kept; the rest map to <unk>")
     parser.add_argument("--epochs", type=positive_int, default=3,
@@ -189,26 +207,14 @@ def add_training_arguments(parser, save=True):
                         help="padded source tokens per training batch")
     parser.add_argument("--max-train-length", type=positive_int, default=200,
                         help="skip longer training sentences (the loss is quadratic in length)")
-    parser.add_argument("--lr", type=float, default=3e-3, help="Adam learning rate")
+    parser.add_argument("--lr", type=LEARNING_RATE, default=3e-3, help="Adam learning rate")
     parser.add_argument("--loss", choices=LOSSES, default="pairwise",
                         help="training loss: a logistic loss per token pair, the structured "
                         "hinge over BTG trees (trained on the search's own output), or both")
-    parser.add_argument("--margin", type=float, default=1.0,
+    parser.add_argument("--margin", type=MARGIN, default=1.0,
                         help="the structured hinge's margin per wrongly ordered token pair")
     parser.add_argument("--seed", type=int, default=1, help="random seed")
     add_device_arguments(parser)
-
-
-def dropout_rate(text):
-    """argparse type of --dropout: a probability below 1."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number from 0 to below 1, got {text!r}") \
-            from None
-    if not 0 <= value < 1:
-        raise argparse.ArgumentTypeError(f"expected a number from 0 to below 1, got {value}")
-    return value
 
 
 def add_device_arguments(parser):
