@@ -277,14 +277,14 @@ prepare_corpus() {
             return 2
             ;;
     esac
-    if ! [[ $PREORDER_SEEDS =~ ^[1-9][0-9]{0,2}$ ]]; then
-        echo "PREORDER_SEEDS must be a whole number from 1 to 999, not '$PREORDER_SEEDS'" >&2
-        return 2
-    fi
-    local setting
-    for setting in PREORDER_BATCH_TOKENS PREORDER_MAX_LENGTH PREORDER_THREADS; do
-        if ! [[ ${!setting} =~ ^[1-9][0-9]{0,6}$ ]]; then
-            echo "$setting must be a whole number from 1 to 9999999, not '${!setting}'" >&2
+    local setting largest value
+    for setting in PREORDER_SEEDS:999 PREORDER_BATCH_TOKENS:9999999 PREORDER_MAX_LENGTH:9999999 \
+            PREORDER_THREADS:9999999; do
+        largest=${setting#*:} setting=${setting%:*}
+        value=${!setting}
+        # no more digits than LARGEST, all nines: the bound needs no arithmetic on the value
+        if ! [[ $value =~ ^[1-9][0-9]*$ && ${#value} -le ${#largest} ]]; then
+            echo "$setting must be a whole number from 1 to $largest, not '$value'" >&2
             return 2
         fi
     done

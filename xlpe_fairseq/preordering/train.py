@@ -13,7 +13,8 @@ import time
 import torch
 
 from ..help_format import HelpFormatter
-from ..preprocessing.io_utils import InputError, check_outputs, positive_int, run_command
+from ..preprocessing.io_utils import InputError, check_outputs, number_type, positive_int, \
+    run_command
 from .corpus import read_source_with_reorder
 from .btg_search import word_units
 from .metrics import corpus_scores, monotone_scores
@@ -150,19 +151,6 @@ def format_scores(scores):
     return f"tau {scores['kendall_tau']:.4f} FRS {scores['fuzzy_reordering_score']:.4f}"
 
 
-def number_type(accepts, description):
-    """An argparse type of a float for which ``accepts(value)`` holds, e.g. ``above 0``."""
-    def parse(text):
-        try:
-            value = float(text)
-        except ValueError:
-            value = None
-        if value is None or not accepts(value):
-            raise argparse.ArgumentTypeError(f"expected a number {description}, got {text!r}")
-        return value
-    return parse
-
-
 DROPOUT_RATE = number_type(lambda v: 0 <= v < 1, "from 0 to below 1")
 LEARNING_RATE = number_type(lambda v: 0 < v < float("inf"), "above 0")
 MARGIN = number_type(lambda v: 0 <= v < float("inf"), "of at least 0")
@@ -191,7 +179,8 @@ def add_training_arguments(parser, save=True):
         parser.add_argument("--save", required=True,
                             help="checkpoint to write (e.g. preorderer.pt)")
     parser.add_argument("--embed-dim", type=positive_int, default=64, help="token embedding size")
-    parser.add_argument("--hidden-dim", type=positive_int, default=128, help="BiLSTM size per direction")
+    parser.add_argument("--hidden-dim", type=positive_int, default=128,
+                        help="BiLSTM size per direction")
     parser.add_argument("--pair-dim", type=positive_int, default=64,
                         help="hidden size of the pair scorer")
     parser.add_argument("--layers", type=positive_int, default=1, help="BiLSTM layers")

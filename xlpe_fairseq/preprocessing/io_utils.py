@@ -66,6 +66,19 @@ def positive_int(text):
     return value
 
 
+def number_type(accepts, description):
+    """An argparse type of a float for which ``accepts(value)`` holds, e.g. ``above 0``."""
+    def parse(text):
+        try:
+            value = float(text)
+        except ValueError:
+            value = None
+        if value is None or not accepts(value):
+            raise argparse.ArgumentTypeError(f"expected a number {description}, got {text!r}")
+        return value
+    return parse
+
+
 def add_parallel_arguments(parser, chunk_size, unit="lines"):
     """``--workers`` and ``--chunk-size``, the options of every command that runs in chunks."""
     parser.add_argument("--workers", type=positive_int, default=default_workers(),
