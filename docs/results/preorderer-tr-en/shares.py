@@ -1,9 +1,9 @@
 """BLEU and share of the oracle's gain of the test outputs in this folder (or in HYPOTHESES),
-and each row's paired difference from ``best1`` (the recipe's preorderer).
+and each row's paired difference from BASELINE (default ``best1``, the recipe's preorderer).
 
     python docs/results/preorderer-tr-en/shares.py work/lo-en-tr/raw/test.en
     python docs/results/preorderer-tr-en/shares.py work/lo-ko-en/raw/test.en \
-        docs/results/preorderer-ko-en/hypotheses
+        docs/results/preorderer-ko-en/hypotheses [epochs9]
 
 ``hypotheses/ROW/seedS.txt`` are detokenized test outputs of the same InXL checkpoints decoded
 with other test positions; every row is compared with ``oracle`` and ``monotone`` by
@@ -23,7 +23,6 @@ from xlpe_fairseq.evaluation.compare import corpus_score, sentence_draws, senten
 from xlpe_fairseq.evaluation.study import oracle_gain_share, per_seed_scores, seed_averaged
 
 HYPOTHESES = Path(__file__).resolve().parent / "hypotheses"
-BASELINE = "best1"
 
 
 def paired_difference(metric, baseline_stats, row_stats, samples, rng):
@@ -39,7 +38,7 @@ def paired_difference(metric, baseline_stats, row_stats, samples, rng):
     return f"{observed:+.2f} [{low:+.2f}, {high:+.2f}], p {two_sided_p(observed, row - baseline):.3f}"
 
 
-def main(reference, hypotheses=HYPOTHESES):
+def main(reference, hypotheses=HYPOTHESES, baseline="best1"):
     hypotheses = Path(hypotheses)
     references = Path(reference).read_text(encoding="utf-8").splitlines()
     scorers = metrics("13a")
@@ -50,14 +49,14 @@ def main(reference, hypotheses=HYPOTHESES):
         for name, metric in scorers.items()}
     bleu, bleu_stats = scorers["bleu"], stats["bleu"]
     print(f"| test positions | BLEU ({', '.join(seeds)}) | mean | share of the oracle's gain [95%] "
-          f"| ΔBLEU vs {BASELINE} | ΔchrF vs {BASELINE} |")
+          f"| ΔBLEU vs {baseline} | ΔchrF vs {baseline} |")
     print("|---|---|---|---|---|---|")
     for row in rows:
         share = oracle_gain_share(bleu, bleu_stats[row], bleu_stats["oracle"],
                                   bleu_stats["monotone"], 1000, np.random.default_rng(12345))
         per_seed = [corpus_score(bleu, s.sum(0)) for s in bleu_stats[row]]
-        deltas = ["–", "–"] if row == BASELINE else [
-            paired_difference(scorers[name], stats[name][BASELINE], stats[name][row], 1000,
+        deltas = ["–", "–"] if row == baseline else [
+            paired_difference(scorers[name], stats[name][baseline], stats[name][row], 1000,
                               np.random.default_rng(12345)) for name in ("bleu", "chrf")]
         print(f"| {row} | {' / '.join(f'{b:.2f}' for b in per_seed)} | {share['own']:.2f} | "
               f"{100 * share['share']:.0f}% [{100 * share['low']:.0f}%, {100 * share['high']:.0f}%] "
