@@ -1,9 +1,9 @@
 """Write, for each sentence, the reordering among a preorderer's k best that is closest to the
-oracle's (Kendall's τ; the better-ranked on ties): what a perfect chooser of orders among the k
-best would give XL PE. It reads the reference's alignment, so it bounds a chooser and is not a
-system.
+oracle's (Kendall's τ; the better-ranked on ties): what a chooser that always found the closest
+order among the k best would give XL PE. It reads the reference's alignment, so it is a
+yardstick for choosers, not a system.
 
-    python docs/results/preorderer-ko-en/closest.py PREORDERER.pt SOURCE_BPE ORACLE_REORDER \
+    python docs/results/preorderer-ko-en/closest.py PREORDERER.pt SOURCE_BPE ORACLE_REORDER
         DICT K OUTPUT
 
 DICT is the source dictionary of the data-bin: tokens outside it are read as ``<unk>``, as
