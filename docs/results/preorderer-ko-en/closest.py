@@ -13,23 +13,24 @@ closest reorderings.
 """
 import sys
 
+from fairseq.data import Dictionary
+
+from xlpe_fairseq.preordering.corpus import read_reorder, read_tokens
+from xlpe_fairseq.preordering.cross_fit import write_reorder
 from xlpe_fairseq.preordering.metrics import corpus_scores, kendall_tau
 from xlpe_fairseq.preordering.preorderer import Preorderer
 
 
 def main(preorderer, source, oracle, dictionary, k, output):
-    with open(dictionary, encoding="utf-8") as lines:
-        known = {line.split()[0] for line in lines}
-    with open(source, encoding="utf-8") as lines:
-        sentences = [[t if t in known else "<unk>" for t in line.split()] for line in lines]
-    with open(oracle, encoding="utf-8") as lines:
-        references = [[int(p) for p in line.split()] for line in lines]
+    vocabulary = Dictionary.load(dictionary)
+    sentences = [[vocabulary[vocabulary.index(t)] for t in tokens]
+                 for tokens in read_tokens(source)]
+    references = read_reorder(oracle, [len(s) for s in sentences], source)
     kbest = [found or [(0.0, list(range(len(s))))] for found, s in
              zip(Preorderer.load(preorderer).predict_kbest(sentences, int(k)), sentences)]
     closest = [max(enumerate(found), key=lambda c: (kendall_tau(c[1][1], ref), -c[0]))[1][1]
                for found, ref in zip(kbest, references)]
-    with open(output, "w", encoding="utf-8") as out:
-        out.writelines(" ".join(map(str, p)) + "\n" for p in closest)
+    write_reorder(output, closest)
     for name, orders in (("best", [found[0][1] for found in kbest]), ("closest", closest)):
         scores = corpus_scores(orders, references)
         print(f"{name}: τ {scores['kendall_tau']:.4f} FRS {scores['fuzzy_reordering_score']:.4f} "
