@@ -28,6 +28,7 @@ CONSOLE_SCRIPTS = [
     "xlpe-swap-robustness = xlpe_fairseq.evaluation.swap_robustness:main",
     "xlpe-noise-curve = xlpe_fairseq.evaluation.noise_attack:main",
     "xlpe-dpe-order = xlpe_fairseq.evaluation.dpe_order:main",
+    "xlpe-inxl-diagnostics = xlpe_fairseq.evaluation.inxl_diagnostics:main",
     "xlpe-attention-heatmap = xlpe_fairseq.evaluation.attention_heatmap:main",
     "xlpe-study = xlpe_fairseq.evaluation.study:main",
     "xlpe-user-dir = xlpe_fairseq.user_dir:main",

@@ -205,8 +205,9 @@ def test_encoder_free_rows_of_xl_pe_table_4():
 def test_xlpe_inxl_on_top_of_each_scheme(scheme):
     """InXL only changes the encoder input (Eq. 8): the scheme goes into every self-attention,
     the input stays X + PE_IN, and the model decodes step by step as it scores."""
+    # random U and V, so that PE_XL reaches the encoder before any training
     model, task = build_model("transformer_xlpe_iwslt_de_en", xlpe_mode="inxl",
-                              self_attention_positions=scheme)
+                              self_attention_positions=scheme, xlpe_init="xavier")
     layers = list(model.encoder.layers) + list(model.decoder.layers)
     assert all(isinstance(layer.self_attn, PositionalSelfAttention) for layer in layers)
     plain, _ = build_model("transformer_xlpe_iwslt_de_en", xlpe_mode="inxl")

@@ -212,7 +212,8 @@ def generate(model, task, batch):
 
 @pytest.mark.parametrize("mode,tau", MODES)
 def test_beam_search_reads_positions_from_net_input(mode, tau):
-    model, task = build_model(ARCH, xlpe_mode=mode, xlpe_heads=tau)
+    # random U and V, so that PE_XL reaches the encoder before any training
+    model, task = build_model(ARCH, xlpe_mode=mode, xlpe_heads=tau, xlpe_init="xavier")
     hypotheses = generate(model, task, batch_for(task))
     assert len(hypotheses) == len(SOURCES) and all(len(h) == 2 for h in hypotheses)
     assert all(torch.isfinite(h["score"]) for beam in hypotheses for h in beam)

@@ -50,6 +50,11 @@ the order loss, in training and validation (``order_diagnostics``): ``order_own_
 "own position" baseline on the same tokens), and on moved tokens ``order_moved_loss``,
 ``order_moved_own_loss``, ``order_nearest_target``, ``order_nearest_own`` and
 ``order_nearer_target``.
+
+For InXL (``transformer_xlpe`` with ``PE_IN``, Eq. 7) it logs what shows whether the learned
+input position trains: ``xlpe_in_norm`` and ``xlpe_embed_norm``, the mean norms of ``PE_IN`` and
+of the scaled word embedding it is added to, and ``xlpe_saturated``, the share of tanh units
+whose input exceeds 2 in magnitude.
 """
 from dataclasses import dataclass, field
 
@@ -99,6 +104,17 @@ class LabelSmoothedCrossEntropyWithOrderCriterionConfig(LabelSmoothedCrossEntrop
             "paper)"
         },
     )
+
+
+def xlpe_input_logging(net_output):
+    """InXL's input statistics (``transformer_xlpe`` with ``PE_IN``) as summable log entries;
+    none for other models."""
+    extra = net_output[1] if len(net_output) > 1 and isinstance(net_output[1], dict) else {}
+    statistics = extra.get("xlpe_input_statistics")
+    if statistics is None:
+        return {}
+    keys = ("xlpe_in_norm", "xlpe_embed_norm", "xlpe_saturated", "xlpe_ntokens", "xlpe_units")
+    return dict(zip(keys, statistics.data))
 
 
 @register_criterion(
@@ -165,6 +181,7 @@ class LabelSmoothedCrossEntropyWithOrderCriterion(LabelSmoothedCrossEntropyCrite
             logging_output.update(order_diagnostics(
                 model, predictions, targets, errors.detach(), reorder_positions, supervised,
                 sample["net_input"]["src_tokens"], self.source_pad))
+        logging_output.update(xlpe_input_logging(net_output))
         logging_output["loss"] = loss.data
         if self.report_accuracy:
             n_correct, total = self.compute_accuracy(model, net_output, sample)
@@ -217,6 +234,14 @@ class LabelSmoothedCrossEntropyWithOrderCriterion(LabelSmoothedCrossEntropyCrite
             if any("order_ce" in log for log in logging_outputs):
                 metrics.log_scalar("order_ce", total("order_ce") / order_ntokens, order_ntokens,
                                    round=4)
+        xlpe_tokens = total("xlpe_ntokens")
+        if xlpe_tokens > 0:
+            metrics.log_scalar("xlpe_in_norm", total("xlpe_in_norm") / xlpe_tokens,
+                               xlpe_tokens, round=3)
+            metrics.log_scalar("xlpe_embed_norm", total("xlpe_embed_norm") / xlpe_tokens,
+                               xlpe_tokens, round=3)
+            metrics.log_scalar("xlpe_saturated", total("xlpe_saturated") / total("xlpe_units"),
+                               xlpe_tokens, round=4)
         moved = total("order_moved_ntokens")
         if moved > 0:
             for key in ("order_moved_loss", "order_moved_own_loss", "order_nearest_target",

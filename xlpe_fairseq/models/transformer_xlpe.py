@@ -52,29 +52,46 @@ from .transformer_positions import (
 )
 
 XLPE_MODES = ("inxl", "headxl", "combination")
+XLPE_INITS = ("identity", "xavier")
 
 
 class InputXLPositions(nn.Module):
-    """``PE_IN-XL = tanh(PE_abs U + PE_XL V)`` (Eq. 7).
+    """``PE_IN-XL = tanh(PE_abs U + PE_XL V)`` (Eq. 7), with ``U`` and ``V`` initialised by
+    ``--xlpe-init``:
 
-    ``PE_abs`` and ``PE_XL`` are rows of one sinusoid table, so the ``T + 1`` table rows a
-    batch can use are projected once and then gathered: the same result as projecting all
-    ``B x T`` rows, with ``B`` times fewer multiply-adds.
+    - ``identity`` (default): ``U = I``, ``V = 0``. InXL starts as the Transformer with its
+      sinusoid squashed by tanh (``PE_IN = tanh(PE_abs)``) and learns how much of ``PE_XL`` to
+      mix in. Not in the paper, which gives no initialisation; see docs/models.md for the
+      measurements that chose it.
+    - ``xavier``: both Xavier-uniform, as fairseq initialises attention projections (this
+      project's choice before): ``PE_IN`` starts as a random mix of both sinusoids.
+
+    ``U`` and ``V`` multiply each token's sinusoid rows, as Eq. 7 writes it. Projecting the
+    table once and gathering its rows would save multiply-adds, but the gather's backward
+    accumulates with atomics on a GPU, whose order varies between runs.
     """
 
-    def __init__(self, embed_dim: int):
+    def __init__(self, embed_dim: int, init: str = "identity"):
         super().__init__()
         self.u = nn.Linear(embed_dim, embed_dim, bias=False)
         self.v = nn.Linear(embed_dim, embed_dim, bias=False)
-        # the paper gives no initialisation; Xavier as for fairseq's attention projections
-        nn.init.xavier_uniform_(self.u.weight)
-        nn.init.xavier_uniform_(self.v.weight)
+        if init == "identity":
+            with torch.no_grad():
+                self.u.weight.copy_(torch.eye(embed_dim))
+                self.v.weight.zero_()
+        elif init == "xavier":
+            nn.init.xavier_uniform_(self.u.weight)
+            nn.init.xavier_uniform_(self.v.weight)
+        else:
+            raise OptionError(f"--xlpe-init must be one of {XLPE_INITS}, got {init!r}")
 
-    def forward(self, table_rows: Tensor, abs_index: Tensor, xl_index: Tensor) -> Tensor:
-        """``table_rows``: ``(R, C)`` sinusoids; ``abs_index``, ``xl_index``: ``(B, T)`` rows
-        of it holding each token's ``PE_abs`` and ``PE_XL``."""
-        return torch.tanh(F.embedding(abs_index, self.u(table_rows))
-                          + F.embedding(xl_index, self.v(table_rows)))
+    def pre_activation(self, pe_abs: Tensor, pe_xl: Tensor) -> Tensor:
+        """``PE_abs U + PE_XL V``, ``(B, T, C)``: what the tanh of Eq. 7 reads."""
+        return self.u(pe_abs) + self.v(pe_xl)
+
+    def forward(self, pe_abs: Tensor, pe_xl: Tensor) -> Tensor:
+        """``pe_abs``, ``pe_xl``: ``(B, T, C)`` sinusoids of each token's two positions."""
+        return torch.tanh(self.pre_activation(pe_abs, pe_xl))
 
 
 class HeadXLMultiheadAttention(MultiheadAttention):
@@ -239,6 +256,28 @@ def validate_xlpe_args(args):
         )
 
 
+# |PE_abs U + PE_XL V| above this counts as saturated: tanh' < 0.071, so the unit passes
+# under 7% of its gradient and barely moves with U and V
+SATURATION = 2.0
+
+
+def input_statistics(pre_activation: Tensor, embedding: Tensor, padding_mask: Tensor) -> Tensor:
+    """Sums over a batch's real tokens of what tells whether InXL's input learns (logged by the
+    criterion as ``xlpe_in_norm``, ``xlpe_embed_norm`` and ``xlpe_saturated``):
+    ``[Σ|PE_IN|, Σ|X|, saturated units, tokens, units]``, ``X`` the scaled word embedding."""
+    with torch.no_grad():
+        keep = (~padding_mask).unsqueeze(-1).float()
+        pre = pre_activation.float() * keep
+        tokens = keep.sum()
+        return torch.stack([
+            torch.tanh(pre).norm(dim=-1).sum(),
+            (embedding.float() * keep).norm(dim=-1).sum(),
+            (pre.abs() > SATURATION).float().sum(),
+            tokens,
+            tokens * pre.size(-1),
+        ])
+
+
 class XLPEEncoder(TransformerEncoder):
     """fairseq's encoder with cross-lingual positions at its input; see the module docstring."""
 
@@ -249,7 +288,8 @@ class XLPEEncoder(TransformerEncoder):
         super().__init__(args, dictionary, embed_tokens)
         embed_dim = embed_tokens.embedding_dim
         self.xl_positions = SinusoidalPositionsAt(embed_dim, self.padding_idx)
-        self.pe_in = InputXLPositions(embed_dim) if self.mode != "headxl" else None
+        self.pe_in = (InputXLPositions(embed_dim, args.xlpe_init)
+                      if self.mode != "headxl" else None)
 
     def build_encoder_layer(self, args):
         """Layers as fairseq builds them, but able to take the XL stream (Eq. 9-11); only the
@@ -261,29 +301,34 @@ class XLPEEncoder(TransformerEncoder):
 
     def forward_xl_embedding(self, src_tokens: Tensor, reorder_positions: Tensor,
                              token_embedding: Optional[Tensor] = None):
-        """``(Z, Z_XL or None, X)``: the encoder input, the XL heads' input, the embedding."""
+        """``(Z, Z_XL or None, X, PE_abs U + PE_XL V or None)``: the encoder input, the XL
+        heads' input, the embedding and what Eq. 7's tanh reads."""
         if token_embedding is None:
             token_embedding = self.embed_tokens(src_tokens)
         embed = self.embed_scale * token_embedding
-        pe_in = (self.input_xl_positions(src_tokens, reorder_positions).to(embed)
-                 if self.pe_in is not None else None)
+        pre_activation = pe_in = None
+        if self.pe_in is not None:
+            pre_activation = self.pe_in.pre_activation(
+                *self.position_sinusoids(src_tokens, reorder_positions))
+            pe_in = torch.tanh(pre_activation).to(embed)
         if self.mode == "inxl":
-            return self._finish_embedding(embed + pe_in), None, embed
+            return self._finish_embedding(embed + pe_in), None, embed, pre_activation
         z_abs = self._finish_embedding(embed + self.embed_positions(src_tokens))
         if self.xl_heads == 0:
-            return z_abs, None, embed
+            return z_abs, None, embed, pre_activation
         pe_xl = pe_in if self.mode == "combination" else self.xl_positions(reorder_positions)
-        return z_abs, self._finish_embedding(embed + pe_xl.to(embed)), embed
+        return z_abs, self._finish_embedding(embed + pe_xl.to(embed)), embed, pre_activation
 
     def input_xl_positions(self, src_tokens: Tensor, reorder_positions: Tensor) -> Tensor:
         """``PE_IN`` (Eq. 7), ``(B, T, C)``, zero at padding."""
-        # the table rows of positions -1 (padding, the zero row) .. T-1
-        rows = self.xl_positions(
-            torch.arange(-1, src_tokens.size(1), device=src_tokens.device)
-        )
-        # fairseq's absolute positions (left padding skipped) and pos_XL, both as row numbers
-        abs_index = utils.make_positions(src_tokens, self.padding_idx) - self.padding_idx
-        return self.pe_in(rows, abs_index, reorder_positions + 1)
+        return self.pe_in(*self.position_sinusoids(src_tokens, reorder_positions))
+
+    def position_sinusoids(self, src_tokens: Tensor, reorder_positions: Tensor):
+        """``(PE_abs, PE_XL)``, each ``(B, T, C)`` from the one sinusoid table (Eq. 6); the zero
+        row at padding. ``PE_abs`` numbers tokens as fairseq does (left padding skipped)."""
+        abs_positions = (utils.make_positions(src_tokens, self.padding_idx)
+                         - self.padding_idx - 1)
+        return self.xl_positions(abs_positions), self.xl_positions(reorder_positions)
 
     def _finish_embedding(self, x: Tensor) -> Tensor:
         """What fairseq's ``forward_embedding`` does after adding positions."""
@@ -312,7 +357,7 @@ class XLPEEncoder(TransformerEncoder):
             )
         padding_mask = src_tokens.eq(self.padding_idx)
         has_pads = padding_mask.any()
-        x, x_xl, encoder_embedding = self.forward_xl_embedding(
+        x, x_xl, encoder_embedding, pre_activation = self.forward_xl_embedding(
             src_tokens, reorder_positions, token_embeddings
         )
         # as fairseq: zero the padded rows (this product form keeps results bit-identical)
@@ -339,6 +384,8 @@ class XLPEEncoder(TransformerEncoder):
             x = self.layer_norm(x)
 
         src_lengths = src_tokens.ne(self.padding_idx).sum(dim=1, dtype=torch.int32)
+        statistics = ([] if pre_activation is None else
+                      [input_statistics(pre_activation, encoder_embedding, padding_mask)])
         return {
             "encoder_out": [x],  # T x B x C
             "encoder_padding_mask": [padding_mask],  # B x T
@@ -347,6 +394,7 @@ class XLPEEncoder(TransformerEncoder):
             "fc_results": fc_results,  # List[T x B x C]
             "src_tokens": [],
             "src_lengths": [src_lengths.reshape(-1, 1).contiguous()],
+            "xlpe_input_statistics": statistics,
         }
 
 
@@ -367,6 +415,12 @@ class TransformerXLPEModel(TransformerModel):
                             help="tau, the number of first-layer encoder heads that read the "
                             "XL input in headxl and combination modes, 0 <= tau <= heads "
                             "(paper's best: 4 of 16, Fig. 3; default 4)")
+        parser.add_argument("--xlpe-init", choices=XLPE_INITS,
+                            help="initialisation of InXL's U and V (Eq. 7), which the paper "
+                            "does not give: identity (U = I, V = 0: PE_IN starts as "
+                            "tanh(PE_abs), the Transformer's input; default) or xavier (both "
+                            "random, this project's choice before; at 512 wide and 6+6 layers "
+                            "it learned slower than the Transformer)")
         add_self_attention_positions_args(parser)
 
     @classmethod
@@ -393,7 +447,7 @@ class TransformerXLPEModel(TransformerModel):
             src_tokens, src_lengths=src_lengths, return_all_hiddens=return_all_hiddens,
             reorder_positions=reorder_positions,
         )
-        return self.decoder(
+        x, extra = self.decoder(
             prev_output_tokens,
             encoder_out=encoder_out,
             features_only=features_only,
@@ -402,11 +456,16 @@ class TransformerXLPEModel(TransformerModel):
             src_lengths=src_lengths,
             return_all_hiddens=return_all_hiddens,
         )
+        # the decoder's extra output is what the criterion sees
+        if encoder_out["xlpe_input_statistics"]:
+            extra["xlpe_input_statistics"] = encoder_out["xlpe_input_statistics"][0]
+        return x, extra
 
 
 def _xlpe_defaults(args, xlpe_heads=4):
     args.xlpe_mode = getattr(args, "xlpe_mode", "combination")
     args.xlpe_heads = getattr(args, "xlpe_heads", xlpe_heads)
+    args.xlpe_init = getattr(args, "xlpe_init", "identity")
     self_attention_positions_defaults(args)
 
 
