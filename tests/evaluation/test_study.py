@@ -39,7 +39,7 @@ from xlpe_fairseq.evaluation.study import (
     validation_curve,
     verdict,
 )
-from xlpe_fairseq.preprocessing.io_utils import InputError, child_processes
+from xlpe_fairseq.io import InputError, child_processes
 
 REPO = Path(__file__).resolve().parents[2]
 ABSOLUTE_PATH = re.compile(r"(^|[\s`'=])/\w", re.MULTILINE)

@@ -59,7 +59,7 @@ from pathlib import Path
 import numpy as np
 
 from ..help_format import HelpFormatter
-from ..preprocessing.io_utils import (
+from ..io import (
     InputError,
     Terminated,
     ToolError,
