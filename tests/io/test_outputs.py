@@ -5,12 +5,8 @@ import stat
 import pytest
 
 from xlpe_fairseq.io.errors import InputError
-from xlpe_fairseq.io.outputs import (
-    atomic_output,
-    check_not_inputs,
-    check_outputs,
-    temporary_directory,
-)
+from xlpe_fairseq.io.outputs import atomic_output, check_not_inputs, check_outputs, \
+    temporary_directory
 
 
 def write(path, text):
