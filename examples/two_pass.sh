@@ -193,7 +193,7 @@ import sys
 
 import sacrebleu
 
-from xlpe_fairseq.preprocessing.io_utils import atomic_output, read_lines
+from xlpe_fairseq.io import atomic_output, read_lines
 
 hypotheses, references, output = sys.argv[1:]
 # BPE pieces with their @@ marks dropped (DPE Fig. 3: "mr hn sch you this represented ."):
@@ -236,7 +236,7 @@ import json
 import sys
 from pathlib import Path
 
-from xlpe_fairseq.preprocessing.io_utils import atomic_output
+from xlpe_fairseq.io import atomic_output
 
 work, src, tgt, updates, average = sys.argv[1:]
 work = Path(work)

@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 
 from test_non_utf8_input import console_scripts, generate_output, text_file
+from xlpe_fairseq.io import child_processes
 from xlpe_fairseq.preordering.preorderer import Preorderer
-from xlpe_fairseq.preprocessing.io_utils import child_processes
 from xlpe_fairseq.preordering.vocabulary import Vocabulary
 
 

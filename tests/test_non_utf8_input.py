@@ -27,7 +27,7 @@ LATIN1_LINE = b"caf\xe9"
 BINARY_INPUTS_ONLY = {
     "xlpe-average-checkpoints": "reads fairseq checkpoints only",
     "xlpe-user-dir": "reads no input",
-    # reads its text with io_utils.open_text, as the commands above, but only after loading a
+    # reads its text with io.open_text, as the commands above, but only after loading a
     # trained model: tests/test_own_corpus.py runs it end to end
     "xlpe-translate": "needs a trained model before its text",
 }

@@ -10,7 +10,7 @@ argparse does). Any other exception keeps Python's report.
 import os
 import sys
 
-from .preprocessing.io_utils import InputError
+from .io import InputError
 from .reordering.reorder_file import ReorderFileError
 
 

@@ -11,7 +11,7 @@ from xlpe_fairseq.evaluation.alignment_error_rate import (
     word_count,
     word_index_of_pieces,
 )
-from xlpe_fairseq.preprocessing.io_utils import InputError
+from xlpe_fairseq.io import InputError
 
 
 def test_gold_sure_links_are_also_possible():

@@ -5,7 +5,7 @@ import pytest
 import sacrebleu
 
 from xlpe_fairseq.evaluation import bleu, compare
-from xlpe_fairseq.preprocessing.io_utils import InputError
+from xlpe_fairseq.io import InputError
 
 
 @pytest.mark.parametrize("language, tokenizer", [

@@ -11,7 +11,7 @@ import pytest
 from synthetic_corpus import write_corpus
 from test_cli_end_to_end import run
 from xlpe_fairseq.evaluation.noise_attack import main, read_results
-from xlpe_fairseq.preprocessing.io_utils import InputError
+from xlpe_fairseq.io import InputError
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 RECIPE = Path(__file__).resolve().parents[2] / "examples" / "noise_attack.sh"

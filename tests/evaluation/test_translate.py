@@ -6,7 +6,7 @@ import sys
 import pytest
 
 from xlpe_fairseq.evaluation.translate import build_parser, read_recipe_env, resolve_arguments
-from xlpe_fairseq.preprocessing.io_utils import InputError
+from xlpe_fairseq.io import InputError
 
 
 def corpus(tmp_path, preorderer=True):

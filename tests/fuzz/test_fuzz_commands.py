@@ -25,9 +25,9 @@ from hypothesis import event, given, strategies as st
 
 from fuzz.fuzz_settings import fuzz_settings
 from test_non_utf8_input import console_scripts
+from xlpe_fairseq.io import count_lines, read_lines
 from xlpe_fairseq.preordering.preorderer import Preorderer
 from xlpe_fairseq.preordering.vocabulary import Vocabulary
-from xlpe_fairseq.preprocessing.io_utils import count_lines, read_lines
 from xlpe_fairseq.preprocessing.tokenize import tokenize_line
 from xlpe_fairseq.reordering.reorder_file import parse_reorder_line
 

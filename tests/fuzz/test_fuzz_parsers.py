@@ -10,8 +10,8 @@ import tempfile
 from hypothesis import assume, given, strategies as st
 
 from fuzz.fuzz_settings import fuzz_settings
+from xlpe_fairseq.io import InputError, count_lines, read_lines
 from xlpe_fairseq.preprocessing.bpe import read_codes
-from xlpe_fairseq.preprocessing.io_utils import InputError, count_lines, read_lines
 from xlpe_fairseq.reordering.btg_rules import btg_positions
 from xlpe_fairseq.reordering.dpe_rules import UNALIGNED_CHOICES, dpe_positions
 from xlpe_fairseq.reordering.extract import parse_link_columns, parse_links

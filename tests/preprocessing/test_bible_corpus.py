@@ -4,8 +4,8 @@ import zipfile
 
 import pytest
 
+from xlpe_fairseq.io import InputError
 from xlpe_fairseq.preprocessing import bible_corpus
-from xlpe_fairseq.preprocessing.io_utils import InputError
 
 SOURCE_TSV = (
     "id\taltId\ttext\tstrongs\tgloss\tgloss2\tpos\tmorph\n"

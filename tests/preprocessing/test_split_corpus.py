@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from xlpe_fairseq.preprocessing.io_utils import InputError
+from xlpe_fairseq.io import InputError
 from xlpe_fairseq.preprocessing.split_corpus import held_out_size, split_corpus, split_indices
 
 PREPARE = Path(__file__).resolve().parents[2] / "data_prep" / "prepare-corpus.sh"

@@ -3,8 +3,8 @@ import random
 
 import pytest
 
+from xlpe_fairseq.io import InputError
 from xlpe_fairseq.preprocessing import word_alignment
-from xlpe_fairseq.preprocessing.io_utils import InputError
 from xlpe_fairseq.preprocessing.word_alignment import (
     align_files,
     grow_diag_final_and,

@@ -1,6 +1,7 @@
 """xlpe-reorder: streaming extraction and its input checks."""
 import pytest
 
+from xlpe_fairseq.io import InputError
 from xlpe_fairseq.reordering.extract import (
     METHODS,
     extract_file,
@@ -8,7 +9,6 @@ from xlpe_fairseq.reordering.extract import (
     parse_link_columns,
     parse_links,
 )
-from xlpe_fairseq.preprocessing.io_utils import InputError
 
 
 def write(path, lines):

@@ -8,8 +8,8 @@ from fairseq import options, tasks
 
 from synthetic_corpus import preprocess_corpus, write_corpus
 from xlpe_fairseq.data.reorder_dataset import LanguagePairWithReorderDataset, ReorderPositionsError
+from xlpe_fairseq.io import InputError
 from xlpe_fairseq.preprocessing.binarize import binarize_reorder
-from xlpe_fairseq.preprocessing.io_utils import InputError
 from xlpe_fairseq.reordering.extract import extract_file
 
 USER_DIR = str(Path(__file__).resolve().parents[2] / "xlpe_fairseq")

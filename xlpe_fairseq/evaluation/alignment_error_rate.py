@@ -11,7 +11,7 @@ back to words (``@@`` ends a non-final piece) so that they are scored on the gol
 """
 import dataclasses
 
-from ..preprocessing.io_utils import InputError, read_lines
+from ..io import InputError, read_lines
 
 SURE = "-"
 POSSIBLE = "?"

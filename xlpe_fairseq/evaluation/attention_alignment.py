@@ -18,7 +18,7 @@ import os
 import sys
 
 from ..help_format import HelpFormatter
-from ..preprocessing.io_utils import (
+from ..io import (
     InputError,
     atomic_output,
     check_dictionaries,

@@ -18,7 +18,7 @@ import unicodedata
 from pathlib import Path
 
 from ..help_format import HelpFormatter
-from ..preprocessing.io_utils import InputError, atomic_output, check_outputs, run_command
+from ..io import InputError, atomic_output, check_outputs, run_command
 from .attention_alignment import attention_layer, forced_attention_of_batch, load_model
 from .compare import named_path
 

@@ -15,7 +15,7 @@ import sys
 import torch
 
 from ..help_format import HelpFormatter
-from ..preprocessing.io_utils import (
+from ..io import (
     InputError,
     atomic_output,
     check_outputs,

@@ -16,7 +16,7 @@ import sacrebleu
 from sacremoses import MosesDetokenizer
 
 from ..help_format import HelpFormatter
-from ..preprocessing.io_utils import (
+from ..io import (
     InputError,
     atomic_output,
     check_outputs,

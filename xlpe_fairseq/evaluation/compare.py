@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from ..help_format import HelpFormatter
-from ..preprocessing.io_utils import (
+from ..io import (
     InputError,
     ToolError,
     atomic_output,

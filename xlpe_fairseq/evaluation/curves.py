@@ -7,7 +7,7 @@ A series maps a model name to ``{level: BLEU}``.
 """
 import logging
 
-from ..preprocessing.io_utils import atomic_output
+from ..io import atomic_output
 
 
 def markdown_table(series, level_label, level_format="{:g}"):

@@ -16,7 +16,7 @@ import os
 
 from ..criterions.order_diagnostics import nearest_sentence_position, own_positions
 from ..help_format import HelpFormatter
-from ..preprocessing.io_utils import (
+from ..io import (
     InputError,
     atomic_output,
     check_dictionaries,

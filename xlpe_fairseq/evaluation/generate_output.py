@@ -6,7 +6,7 @@ complete, so the reader checks that every id from 0 to n-1 is present exactly on
 """
 import re
 
-from ..preprocessing.io_utils import text_lines
+from ..io import text_lines
 
 HYPOTHESIS = re.compile(r"^H-(\d+)\t([^\t]*)\t(.*)$")
 

@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 
 from ..help_format import HelpFormatter
-from ..preprocessing.io_utils import (
+from ..io import (
     InputError,
     atomic_output,
     check_output_directory,

@@ -30,7 +30,7 @@ import tempfile
 from pathlib import Path
 
 from ..help_format import HelpFormatter
-from ..preprocessing.io_utils import (
+from ..io import (
     InputError,
     ToolError,
     atomic_output,

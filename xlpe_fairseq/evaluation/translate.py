@@ -24,8 +24,8 @@ import sys
 import tempfile
 
 from ..help_format import HelpFormatter
+from ..io import InputError, open_text, require_files, run_command
 from ..preprocessing.bpe import bpe_applier, write_checked_codes
-from ..preprocessing.io_utils import InputError, open_text, require_files, run_command
 from ..preprocessing.tokenize import tokenize_line
 from .bleu import detokenize
 

@@ -21,7 +21,7 @@ import contextlib
 from collections import Counter, defaultdict
 
 from ..help_format import HelpFormatter
-from ..preprocessing.io_utils import check_same_line_count, run_command, text_lines
+from ..io import check_same_line_count, run_command, text_lines
 from ..reordering.reorder_file import parse_reorder_line
 from .metrics import corpus_scores, monotone_scores
 

@@ -1,5 +1,5 @@
 """Reading the preorderer's inputs: source BPE text and reorder files, checked line by line."""
-from ..preprocessing.io_utils import InputError, check_same_line_count, require_files, text_lines
+from ..io import InputError, check_same_line_count, require_files, text_lines
 from ..reordering.reorder_file import parse_reorder_line
 
 

@@ -16,7 +16,7 @@ import sys
 import torch
 
 from ..help_format import HelpFormatter
-from ..preprocessing.io_utils import atomic_output, check_outputs, run_command
+from ..io import atomic_output, check_outputs, run_command
 from .corpus import read_source_with_reorder
 from .train import (
     add_training_arguments,

@@ -12,7 +12,7 @@ import sys
 import torch
 
 from ..help_format import HelpFormatter
-from ..preprocessing.io_utils import (
+from ..io import (
     InputError,
     check_outputs,
     require_files,

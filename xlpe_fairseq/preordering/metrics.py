@@ -18,7 +18,7 @@ import argparse
 import bisect
 
 from ..help_format import HelpFormatter
-from ..preprocessing.io_utils import (
+from ..io import (
     InputError,
     check_same_line_count,
     require_lines,

@@ -7,7 +7,7 @@ import argparse
 import sys
 
 from ..help_format import HelpFormatter
-from ..preprocessing.io_utils import (
+from ..io import (
     atomic_output,
     check_length,
     check_outputs,

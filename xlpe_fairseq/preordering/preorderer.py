@@ -15,7 +15,7 @@ import os
 
 import torch
 
-from ..preprocessing.io_utils import InputError, atomic_output, check_length
+from ..io import InputError, atomic_output, check_length
 from .btg_kbest import btg_kbest
 from .btg_search import btg_search, word_units
 from .model import PairwiseOrderScorer

@@ -13,7 +13,7 @@ import time
 import torch
 
 from ..help_format import HelpFormatter
-from ..preprocessing.io_utils import InputError, check_outputs, number_type, positive_int, \
+from ..io import InputError, check_outputs, number_type, positive_int, \
     run_command
 from .corpus import read_source_with_reorder
 from .btg_search import word_units

@@ -37,7 +37,7 @@ import sys
 import zipfile
 
 from ..help_format import HelpFormatter
-from .io_utils import (
+from ..io import (
     InputError,
     atomic_output,
     check_output_directory,

@@ -14,8 +14,7 @@ import sys
 import numpy as np
 
 from ..help_format import HelpFormatter
-from ..reordering.reorder_file import parse_reorder_line
-from .io_utils import (
+from ..io import (
     check_outputs,
     check_same_line_count,
     read_parallel_chunks,
@@ -24,6 +23,7 @@ from .io_utils import (
     temporary_directory,
     text_lines,
 )
+from ..reordering.reorder_file import parse_reorder_line
 
 
 def dataset_prefix(destdir, split, source_lang, target_lang):

@@ -15,7 +15,7 @@ import os
 import sys
 
 from ..help_format import HelpFormatter
-from .io_utils import (
+from ..io import (
     InputError,
     add_parallel_arguments,
     atomic_output,

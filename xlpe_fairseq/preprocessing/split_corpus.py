@@ -12,7 +12,7 @@ import os
 import random
 import sys
 
-from .io_utils import InputError, atomic_output, check_same_line_count, read_lines, run_command
+from ..io import InputError, atomic_output, check_same_line_count, read_lines, run_command
 
 MAX_HELD_OUT = 1000
 HELD_OUT_SHARE = 0.05

@@ -12,7 +12,7 @@ import argparse
 import functools
 
 from ..help_format import HelpFormatter
-from .io_utils import (
+from ..io import (
     add_parallel_arguments,
     atomic_output,
     check_outputs,

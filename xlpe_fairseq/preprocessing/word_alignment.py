@@ -28,7 +28,7 @@ import sys
 import time
 
 from ..help_format import HelpFormatter
-from .io_utils import (
+from ..io import (
     InputError,
     ToolError,
     atomic_outputs,

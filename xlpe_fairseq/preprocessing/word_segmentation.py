@@ -7,7 +7,7 @@ unidic-lite``; a missing one is reported with the command that installs it.
 """
 import functools
 
-from .io_utils import InputError
+from ..io import InputError
 
 SEGMENTED_LANGUAGES = ("zh", "ja")
 _INSTALL = {"zh": "pip install jieba", "ja": "pip install fugashi unidic-lite"}

@@ -13,7 +13,7 @@ import re
 import sys
 
 from ..help_format import HelpFormatter
-from ..preprocessing.io_utils import (
+from ..io import (
     InputError,
     add_parallel_arguments,
     atomic_output,

@@ -21,7 +21,7 @@ import collections
 import time
 
 from ..help_format import HelpFormatter
-from ..preprocessing.io_utils import check_same_line_count, read_parallel_chunks, run_command
+from ..io import check_same_line_count, read_parallel_chunks, run_command
 from .btg_rules import btg_positions, make_btg_reachable, words
 from .extract import parse_links
 

@@ -11,7 +11,7 @@ import functools
 import sys
 
 from ..help_format import HelpFormatter
-from ..preprocessing.io_utils import (
+from ..io import (
     add_parallel_arguments,
     atomic_output,
     check_outputs,

@@ -94,7 +94,7 @@ class TranslationReorderTask(TranslationTask):
 
     cfg: TranslationReorderConfig
     # choices of decoding only: they do not change what a run trains, so a study does not
-    # hold them against the seeds of one row (evaluation.study.trained_options)
+    # hold them against the seeds of one row (evaluation.study.runs.trained_options)
     decoding_options = ("preorderer_nbest", "preorderer_nbest_weight")
 
     def __init__(self, cfg, src_dict, tgt_dict):

@@ -1,5 +1,5 @@
 """xlpe-study end to end on the tiny synthetic corpus (two models x two seeds, an interrupted
-run resumed), and its statistics on hand-made systems."""
+run resumed, SIGTERM, position sets, variants) and its command-line checks."""
 import ctypes
 import json
 import os
@@ -9,40 +9,22 @@ import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 from types import SimpleNamespace
 
-import numpy as np
 import pytest
 import sacrebleu
 
 from test_cli_end_to_end import TINY_MODEL, binarize_positions, binarized_corpus, linked_data_bin
 from test_hostile_input import assert_processes_end
-from xlpe_fairseq.evaluation.compare import corpus_score, sentence_statistics
-from xlpe_fairseq.evaluation.study import (
-    MODEL_NAMES,
-    PROFILES,
-    Study,
-    across_seeds,
-    build_parser,
-    markdown_report,
-    oracle_gain_share,
-    oracle_gain_shares,
-    oracle_gain_shares_text,
-    order_diagnostics,
-    order_diagnostics_text,
-    seed_bootstrap,
-    model_flags,
-    profile_settings,
-    row_options,
-    trained_options,
-    validation_curve,
-    verdict,
-)
-from xlpe_fairseq.preprocessing.io_utils import InputError, child_processes
+from xlpe_fairseq.evaluation.study.cli import build_parser
+from xlpe_fairseq.evaluation.study.plan import Study
+from xlpe_fairseq.evaluation.study.profiles import PROFILES
+from xlpe_fairseq.io import child_processes
 
-REPO = Path(__file__).resolve().parents[2]
+
 ABSOLUTE_PATH = re.compile(r"(^|[\s`'=])/\w", re.MULTILINE)
+
+
 TINY = " ".join([*TINY_MODEL, "--max-tokens", "800"])
 
 
@@ -284,160 +266,6 @@ def test_position_set_mistakes_are_refused_before_training(corpus, position_sets
     assert not (tmp_path / "b" / "runs").exists(), "nothing may be trained before the check"
 
 
-def statistics(hypotheses, references):
-    metric = sacrebleu.metrics.BLEU()
-    return metric, sentence_statistics(metric, hypotheses, references)
-
-
-REFERENCES = [f"the cat number {k} sat on the mat near door {k % 7}" for k in range(60)]
-WORSE = [f"a dog {k} stood" for k in range(60)]
-
-
-def test_row_options_are_refused_where_seeds_differ_and_absent_in_older_results():
-    options = {"model": {"name": "transformer_dpe", "dpe_layers": 2},
-               "criterion": {"name": "c", "order_lambda": 0.5}}
-    same = [{"options": options}, {"options": json.loads(json.dumps(options))}]
-    assert row_options("dpe", [1, 2], same) == options
-    assert row_options("dpe", [1, 2], [{"options": options}, {}]) is None, \
-        "results written before options were recorded must still report"
-    changed = json.loads(json.dumps(options))
-    changed["criterion"]["order_lambda"] = 0.3
-    changed["model"]["new_option"] = 1
-    with pytest.raises(InputError, match=r"dpe: seeds 1 and 3 .*criterion\.order_lambda, "
-                                         r"model\.new_option"):
-        row_options("dpe", [1, 3], [{"options": options}, {"options": changed}])
-
-
-def test_decoding_options_are_not_options_a_row_was_trained_with():
-    """A seed trained after --preorderer-nbest existed has it in its checkpoint, an older seed
-    does not; decoding choices must not make a row's seeds look differently trained."""
-    state = {"cfg": {
-        "model": {"_name": "transformer_xlpe", "xlpe_heads": 1},
-        "task": {"_name": "translation_reorder", "reorder_noise": 0.1, "preorderer_nbest": 4,
-                 "preorderer_nbest_weight": 0.5},
-        "criterion": {"_name": "label_smoothed_cross_entropy_with_order"}}}
-    task = trained_options(state)["task"]
-    assert task["reorder_noise"] == 0.1, "a training option of the task must be recorded"
-    assert "preorderer_nbest" not in task and "preorderer_nbest_weight" not in task, task
-
-
-def test_identical_systems_are_not_different():
-    metric, stats = statistics(WORSE, REFERENCES)
-    comparison = seed_bootstrap(metric, [stats, stats], [stats, stats], 200,
-                                np.random.default_rng(0))
-    assert comparison["delta"] == 0 and comparison["p"] == 1.0
-    assert verdict(comparison) == "no significant difference"
-
-
-def test_a_consistently_better_system_is_better():
-    metric, good = statistics(REFERENCES, REFERENCES)
-    _, bad = statistics(WORSE, REFERENCES)
-    comparison = seed_bootstrap(metric, [bad, bad], [good, good], 200, np.random.default_rng(0))
-    assert comparison["p"] < 0.05 and comparison["low"] > 0, comparison
-    assert verdict(comparison) == "better"
-
-
-def test_seed_spread_larger_than_the_gap_is_not_significant():
-    # one seed perfect, one hopeless: the mean beats the baseline, but a redraw of seeds
-    # can give either, so the interval must cover zero
-    metric, good = statistics(REFERENCES, REFERENCES)
-    _, bad = statistics(WORSE, REFERENCES)
-    _, middle = statistics([r.replace("cat", "dog") for r in REFERENCES], REFERENCES)
-    comparison = seed_bootstrap(metric, [middle, middle], [good, bad], 400,
-                                np.random.default_rng(0))
-    assert comparison["low"] < 0 < comparison["high"], comparison
-    assert verdict(comparison) == "no significant difference"
-
-
-def test_oracle_gain_share_is_where_own_positions_land_between_monotone_and_oracle():
-    metric, oracle = statistics(REFERENCES, REFERENCES)
-    _, monotone = statistics(WORSE, REFERENCES)
-    _, middle = statistics([r.replace("cat", "dog") for r in REFERENCES], REFERENCES)
-    rng = np.random.default_rng(0)
-    for own, expected in ((oracle, 1.0), (monotone, 0.0)):
-        share = oracle_gain_share(metric, [own, own], [oracle, oracle], [monotone, monotone],
-                                  200, rng)
-        assert share["share"] == pytest.approx(expected), share
-    share = oracle_gain_share(metric, [middle] * 2, [oracle] * 2, [monotone] * 2, 200, rng)
-    assert 0 < share["low"] <= share["share"] <= share["high"] < 1, share
-    assert share["own"] == pytest.approx(corpus_score(metric, middle.sum(0))), share
-    none = oracle_gain_share(metric, [middle] * 2, [monotone] * 2, [oracle] * 2, 200, rng)
-    assert none["share"] is None, "an oracle below monotone has no gain to share"
-
-
-def test_report_shows_the_share_for_rows_tested_with_oracle_and_monotone():
-    metric, oracle = statistics(REFERENCES, REFERENCES)
-    _, monotone = statistics(WORSE, REFERENCES)
-    stats = {"xlpe-inxl": [oracle], "xlpe-inxl [test: oracle]": [oracle],
-             "xlpe-inxl [test: monotone]": [monotone], "xlpe-inxl [test: dpe-network]": [monotone],
-             "transformer": [monotone], "transformer-other [test: dpe-network]": [oracle]}
-    shares = oracle_gain_shares(list(stats), stats, metric, 50, 0)
-    assert list(shares) == ["xlpe-inxl", "xlpe-inxl [test: dpe-network]"], \
-        "an XL PE row with both sets has a share for its own and every other set's positions"
-    assert shares["xlpe-inxl [test: dpe-network]"]["share"] == pytest.approx(0.0), \
-        "positions that score as monotone deliver none of the oracle's gain"
-    text = "\n".join(oracle_gain_shares_text(shares))
-    assert "| xlpe-inxl | 100.00 | 100.00 |" in text and "| 100% [100%, 100%] |" in text, text
-
-
-def test_validation_curve_reads_fairseq_simple_log(tmp_path):
-    log = tmp_path / "train.log"
-    log.write_text(
-        "2026-11-23 | INFO | valid | epoch 001 | valid on 'valid' subset | loss 7.5 | "
-        "nll_loss 7.1 | ppl 137 | wps 100 | wpb 50 | bsz 4 | num_updates 3\n"
-        "2026-11-23 | INFO | train | epoch 001 | loss 8.0 | num_updates 3\n"
-        "2026-11-23 | INFO | valid | epoch 002 | valid on 'valid' subset | loss 6.25 | "
-        "nll_loss 6.0 | ppl 64 | wps 100 | wpb 50 | bsz 4 | num_updates 6 | best_loss 6.25\n")
-    assert validation_curve(log) == {3: 7.1, 6: 6.0}, "the NLL, which every model reports alike"
-
-
-def test_cpu_demo_profile_is_the_demo_settings():
-    shell = subprocess.run(
-        ["bash", "-c", 'source examples/demo_settings.sh; demo_settings 500; '
-         'printf "%s\\n" "${DEMO_SETTINGS[@]}"'],
-        cwd=REPO, capture_output=True, text=True, check=True).stdout.splitlines()
-    # the study sets the budget and the seed per run
-    for option in ("--max-update", "--seed"):
-        k = shell.index(option)
-        del shell[k:k + 2]
-    assert PROFILES["cpu-demo"]["settings"] == shell, \
-        "xlpe-study's cpu-demo profile drifted from examples/demo_settings.sh"
-
-
-@pytest.mark.parametrize("model", MODEL_NAMES)
-def test_every_model_name_is_a_command_line_fairseq_accepts(model):
-    """A typo in a model's flags fails here, not after the first runs of a study."""
-    from fairseq import options
-
-    from xlpe_fairseq import criterions, models, tasks  # noqa: F401  (registers the plugin)
-
-    profile = PROFILES["cpu-demo"]
-    flags, _ = model_flags(model, profile)
-    parser = options.get_training_parser()
-    args = options.parse_args_and_arch(parser, ["data-bin", "--task", "translation_reorder",
-                                                *profile_settings(model, profile), *flags])
-    assert args.arch == flags[flags.index("--arch") + 1]
-    assert args.encoder_embed_dim == profile["embed_dim"], "every model has the profile's width"
-
-
-def test_lstm_takes_the_profiles_width_and_depth_not_the_papers():
-    """The LSTM row is XL PE Table 4's LSTM at the study's size, not 6 layers of 1024."""
-    from fairseq import options
-
-    from xlpe_fairseq import models  # noqa: F401  (registers lstm_6l_wmt_en_de)
-
-    for profile in PROFILES.values():
-        settings = profile_settings("lstm", profile)
-        assert not set(settings) & {"--encoder-ffn-embed-dim", "--decoder-attention-heads"}
-        args = options.parse_args_and_arch(
-            options.get_training_parser(),
-            ["data-bin", *settings, *model_flags("lstm", profile)[0]])
-        width, layers = profile["embed_dim"], profile["encoder_layers"]
-        assert (args.encoder_hidden_size, args.decoder_hidden_size,
-                args.decoder_out_embed_dim) == (width, width, width), profile
-        assert (args.encoder_layers, args.decoder_layers) == (layers, layers), profile
-
-
 def test_train_args_validation_interval_replaces_the_profiles(corpus, tmp_path):
     """One interval per command: the profile's unless --train-args names its own."""
     def intervals(train_args):
@@ -500,91 +328,3 @@ def test_variant_names_are_checked_on_the_command_line(corpus, tmp_path, variant
     result = xlpe_study(*args)
     assert result.returncode == 2, result.stderr
     assert (message or "build a variant on a model, not a variant") in result.stderr
-
-
-def test_report_header_counts_models_and_shows_no_absolute_paths(tmp_path):
-    work, data = tmp_path / "study", tmp_path / "lo-en-de" / "data-bin"
-    plugin = REPO / "xlpe_fairseq"
-    scores = {"per_seed": [1.0, 2.0], "mean": 1.5, "sd": 0.7}
-    versus = {**scores, "vs_baseline": {"delta": 0.1, "low": -0.1, "high": 0.3, "p": 0.5}}
-    summary = {
-        "baseline": "transformer", "bootstrap_samples": 10, "bootstrap_seed": 1,
-        "bleu_signature": "BLEU", "chrf_signature": "chrF",
-        "settings": {"profile": "cpu-demo", "updates": 6, "data_bin": str(data),
-                     "source_lang": "en", "target_lang": "de", "checkpoint": "last",
-                     "generate_args": "--beam 5", "positions": {"oracle": str(data) + "-oracle"}},
-        "models": [{"model": "transformer", "baseline": True, "seeds": [1, 2], "bleu": scores,
-                    "chrf": scores},
-                   {"model": "xlpe-inxl", "baseline": False, "seeds": [1, 2], "bleu": versus,
-                    "chrf": versus},
-                   {"model": "xlpe-inxl [test: oracle]", "baseline": False, "seeds": [1, 2],
-                    "bleu": versus, "chrf": versus}],
-    }
-    command = (f"/opt/venv/bin/python3 -m fairseq_cli.train {data} --user-dir {plugin} "
-               f"--save-dir {work}/runs/dpe/seed1")
-    markdown = markdown_report(summary, [command], work)
-    assert markdown.startswith("# Study: 3 rows (2 models) × 2 seeds\n"), markdown.splitlines()[0]
-    assert not ABSOLUTE_PATH.search(markdown), "absolute path in the report:\n" + markdown
-    assert "data `../lo-en-de/data-bin`" in markdown and "`oracle` = `../lo-en-de/data-bin-oracle`" \
-        in markdown, markdown
-    assert ("    python -m fairseq_cli.train ../lo-en-de/data-bin --user-dir $(xlpe-user-dir) "
-            "--save-dir runs/dpe/seed1") in markdown, markdown
-
-
-def test_report_of_one_row_and_seed_counts_in_the_singular_and_gives_no_verdicts(tmp_path):
-    """A row trained alone, to be compared with published rows later (scripts/compare_rows.py)."""
-    scores = across_seeds([10.99])
-    summary = {
-        "baseline": "transformer-deep", "bootstrap_samples": 10, "bootstrap_seed": 1,
-        "bleu_signature": "BLEU", "chrf_signature": "chrF",
-        "settings": {"profile": "cpu-demo", "updates": 6, "data_bin": str(tmp_path / "bin"),
-                     "source_lang": "en", "target_lang": "tr", "checkpoint": "last",
-                     "generate_args": "--beam 5", "positions": None},
-        "models": [{"model": "transformer-deep", "baseline": True, "seeds": [1],
-                    "bleu": scores, "chrf": scores}],
-    }
-    markdown = markdown_report(summary, [], tmp_path / "study")
-    assert markdown.startswith("# Study: 1 row (1 model) × 1 seed\n"), markdown.splitlines()[0]
-    assert "Verdicts" not in markdown, "a verdict line without a compared row:\n" + markdown
-    assert scores["sd"] is None and "| 10.99 | 10.99 |" in markdown and "±" not in \
-        markdown.split("|---")[1], "one seed has no spread to report:\n" + markdown
-
-
-def test_report_defines_only_the_variants_it_shows(tmp_path):
-    """A work folder keeps every --variant it was given; its report names those of its rows."""
-    scores = {"per_seed": [1.0, 2.0], "mean": 1.5, "sd": 0.7}
-    summary = {
-        "baseline": "transformer", "bootstrap_samples": 10, "bootstrap_seed": 1,
-        "bleu_signature": "BLEU", "chrf_signature": "chrF",
-        "settings": {"profile": "cpu-demo", "updates": 6, "data_bin": str(tmp_path / "bin"),
-                     "source_lang": "en", "target_lang": "de", "checkpoint": "last",
-                     "generate_args": "--beam 5", "positions": None,
-                     "variants": {"dpe-lambda0": "dpe --order-loss-weight 0",
-                                  "dpe-small": "dpe --dpe-layers 1"}},
-        "models": [{"model": name, "baseline": name == "transformer", "seeds": [1, 2],
-                    "bleu": scores, "chrf": scores} for name in ("transformer", "dpe-small")],
-    }
-    markdown = markdown_report(summary, [], tmp_path / "study")
-    assert "`dpe-small` = `dpe --dpe-layers 1`" in markdown, markdown
-    assert "dpe-lambda0" not in markdown, "a variant without a row is named:\n" + markdown
-
-
-def test_order_diagnostics_of_a_log_written_before_the_pairwise_share(tmp_path):
-    """Logs of runs trained before the criterion logged ``order_nearer_target`` still report
-    the other diagnostics; the report shows the missing share as a dash."""
-    common = ("order_loss 0.0813 | order_own_loss 0.1094 | order_moved_loss 0.1327 | "
-              "order_moved_own_loss 0.205 | order_nearest_target 0.066 | order_nearest_own 0.543")
-    line = ("2026-11-20 10:00:00 | INFO | valid | epoch 005 | valid on 'valid' subset | loss 3.1 | "
-            "nll_loss 5.7 | {} | ppl 52 | num_updates 1000\n")
-    old_log, new_log = tmp_path / "old.log", tmp_path / "new.log"
-    old_log.write_text(line.format(common))
-    new_log.write_text(line.format(common + " | order_nearer_target 0.25"))
-    before = order_diagnostics(old_log)["valid"]
-    assert "order_nearer_target" not in before and before["order_nearest_own"] == 0.543, before
-    after = order_diagnostics(new_log)["valid"]
-    assert after["order_nearer_target"] == 0.25, after
-    rows = [row for row in order_diagnostics_text({"dpe": {"valid": before},
-                                                   "dpe-new": {"valid": after}})
-            if row.startswith("| dpe")]
-    assert rows[0].endswith("| 54.3% | – |"), rows[0]
-    assert rows[1].endswith("| 54.3% | 25.0% |"), rows[1]

@@ -1,0 +1,53 @@
+"""The ordered parallel map: results in order, no thread or worker left, a dead worker an error."""
+import os
+import signal
+import threading
+import time
+
+import pytest
+
+from xlpe_fairseq.io.errors import ToolError
+from xlpe_fairseq.io.workers import child_processes, parallel_imap
+
+
+def _square_all(chunk):
+    return [x * x for x in chunk]
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_parallel_imap_preserves_order(workers):
+    chunks = [list(range(k, k + 3)) for k in range(0, 30, 3)]
+    results = list(parallel_imap(_square_all, iter(chunks), workers, total=30))
+    assert [x for chunk in results for x in chunk] == [x * x for x in range(30)]
+
+
+def _slow_square_all(chunk):
+    time.sleep(0.2)
+    return _square_all(chunk)
+
+
+def test_parallel_imap_stopped_early_leaves_no_thread_or_worker():
+    """A command that stops reading (an error, a signal) must not leave the pool's manager
+    thread behind: Python 3.11's exit hook then writes to its closed wake-up pipe and prints
+    an OSError traceback."""
+    threads_before = set(threading.enumerate())
+    results = parallel_imap(_slow_square_all, iter([[k] for k in range(20)]), 2)
+    assert next(results) == [0]
+    results.close()
+    left = [thread.name for thread in set(threading.enumerate()) - threads_before
+            if not thread.daemon]
+    assert left == [], f"threads still running after the pool stopped: {left}"
+    assert child_processes() == [], "workers still running after the pool stopped"
+
+
+def _die(chunk):
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def test_a_worker_that_dies_is_an_error_not_a_hang():
+    signal.alarm(120)  # a hang fails the test instead of the whole run
+    try:
+        with pytest.raises(ToolError, match="a worker process died"):
+            list(parallel_imap(_die, iter([[1], [2], [3]]), 2))
+    finally:
+        signal.alarm(0)

@@ -1,0 +1,7 @@
+"""``python -m xlpe_fairseq.evaluation.study``: the ``xlpe-study`` command."""
+import sys
+
+from .cli import main
+
+if __name__ == "__main__":
+    sys.exit(main())

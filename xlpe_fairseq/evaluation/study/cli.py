@@ -1,0 +1,157 @@
+"""``xlpe-study``: models × seeds trained with one budget on one data-bin, evaluated, reported.
+
+The command line: its parser, its checks, and ``main``; the package's docstring tells what a
+study does.
+"""
+import argparse
+import re
+import shlex
+import sys
+
+from ...help_format import HelpFormatter
+from ...io import (
+    check_dictionaries,
+    check_output_directory,
+    check_utf8,
+    read_lines,
+    require_files,
+    run_command,
+)
+from ..bleu import add_tokenize_argument, bleu_tokenizer, detokenize
+from .plan import Study
+from .profiles import MODEL_NAMES, PROFILES
+from .report import write_report
+from .runs import finished, run_pending
+
+
+def run_study(args):
+    study = Study(args)
+    bleu_tokenizer(args.target_lang, args.tokenize)  # a missing extra fails now, not after training
+    require_files([args.reference] + ([args.gold, args.source_bpe, args.target_bpe]
+                                      if args.gold else []))
+    for model in args.models:
+        study.flags(model)
+        for _, test_positions in study.evaluations(model):
+            study.data_bin(model, test_positions)
+    # read before the work folder is made; the gold and BPE text, which xlpe-aer reads only
+    # after the training, checked now
+    references = read_lines(args.reference)
+    check_output_directory(args.work)
+    check_utf8([args.gold, args.source_bpe, args.target_bpe] if args.gold else [])
+    for data_bin in filter(None, (args.data_bin, args.xlpe_data_bin, *study.positions.values())):
+        check_dictionaries(data_bin)
+    study.check_settings()
+    if args.tokenized_reference:
+        references = detokenize(references, args.target_lang)
+
+    runs = [(model, seed) for model in args.models for seed in args.seeds]
+    pending = [run for run in runs if not finished(study, *run)]
+    print(f"xlpe-study: {len(runs)} runs, {len(runs) - len(pending)} already finished",
+          file=sys.stderr)
+    run_pending(study, pending, references, args.jobs)
+    write_report(study, args.models, args.seeds, references)
+    print((study.work / "report.md").read_text(encoding="utf-8"), end="")
+
+
+def position_set(text):
+    name, equals, path = text.partition("=")
+    if not equals or not re.fullmatch(r"[A-Za-z0-9_.-]+", name) or not path:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected NAME=DATA_BIN, NAME of letters, "
+                                         "digits, '_', '.' or '-'")
+    return name, path
+
+
+def variant(text):
+    name, equals, definition = text.partition("=")
+    words = shlex.split(definition) if equals else []
+    if not words or not re.fullmatch(r"[A-Za-z0-9_.-]+", name):
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: expected NAME=MODEL [fairseq-train options], NAME of letters, digits, "
+            "'_', '.' or '-'")
+    return name, (words[0], words[1:])
+
+
+def build_parser():
+    parser = argparse.ArgumentParser(prog="xlpe-study", description=__doc__.splitlines()[0],
+                                     formatter_class=HelpFormatter)
+    parser.add_argument("--data-bin", required=True, help="fairseq data-bin of the pair")
+    parser.add_argument("--xlpe-data-bin",
+                        help="data-bin with reorder positions for every split (XL PE models)")
+    parser.add_argument("--source-lang", required=True)
+    parser.add_argument("--target-lang", required=True)
+    parser.add_argument("--reference", required=True, help="test reference, one sentence a line")
+    parser.add_argument("--tokenized-reference", action="store_true",
+                        help="the reference is Moses-tokenized: detokenize it like the hypotheses")
+    add_tokenize_argument(parser)
+    parser.add_argument("--models", nargs="+", default=["transformer", "dpe"],
+                        help=f"models to train (default: transformer dpe); any of "
+                        f"{', '.join(MODEL_NAMES)}; an XL PE or DPE model as MODEL@SET trains "
+                        "on the position set SET (--positions); a --variant's NAME")
+    parser.add_argument("--baseline", help="model the others are tested against (default: first)")
+    parser.add_argument("--seeds", nargs="+", type=int, default=[1, 2, 3])
+    parser.add_argument("--profile", choices=sorted(PROFILES), default="cpu-demo",
+                        help="model size and optimizer (default: cpu-demo, the demo's settings; "
+                        "gpu-iwslt: fairseq's transformer_iwslt_de_en size, 512/1024 6+6, "
+                        "in fp16 on one GPU)")
+    parser.add_argument("--updates", type=int, help="training updates per run (default: the "
+                        "profile's: 500 for cpu-demo, 4000 for gpu-iwslt)")
+    parser.add_argument("--cpu", action="store_true", help="train and decode on the CPU "
+                        "whatever the profile")
+    parser.add_argument("--train-args", default="", help="further fairseq-train options for "
+                        "every run, one string (part of the study's settings); a "
+                        "--validate-interval-updates here replaces the profile's")
+    parser.add_argument("--positions", action="append", default=[], type=position_set,
+                        metavar="NAME=DATA_BIN", help="a named position set: a data-bin with the "
+                        "same text and other reorder positions (repeatable); MODEL@NAME trains "
+                        "an XL PE model on it")
+    parser.add_argument("--variant", dest="variants", action="append", default=[],
+                        type=variant, metavar="NAME=MODEL OPTIONS",
+                        help="a row NAME (usable in --models): MODEL (or MODEL@SET) trained with "
+                        "these further fairseq-train options, one string, e.g. "
+                        "'dpe-lambda0=dpe --order-lambda 0' (repeatable)")
+    parser.add_argument("--test-positions", nargs="+", default=[], metavar="NAME",
+                        help="also decode every XL PE run with these sets' test positions")
+    parser.add_argument("--jobs", type=int, default=1,
+                        help="runs trained at once (default: 1; on a CPU set OMP_NUM_THREADS to "
+                        "cores / jobs)")
+    parser.add_argument("--checkpoint", choices=["last", "best"], default="last",
+                        help="checkpoint each run is evaluated with (default: last)")
+    parser.add_argument("--gen-subset", default="test")
+    parser.add_argument("--generate-args", default="--beam 5 --batch-size 100",
+                        help="fairseq-generate options, one string (default: %(default)s)")
+    parser.add_argument("--gold", help="gold word alignment of the test split: adds AER")
+    parser.add_argument("--source-bpe", help="BPE source of the test split (with --gold)")
+    parser.add_argument("--target-bpe", help="BPE target of the test split (with --gold)")
+    parser.add_argument("--bootstrap-samples", type=int, default=1000)
+    parser.add_argument("--work", required=True, help="folder of the runs and the report")
+    return parser
+
+
+def main(argv=None):
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if len(set(args.models)) != len(args.models) or len(set(args.seeds)) != len(args.seeds):
+        parser.error("--models and --seeds must not repeat")
+    names = [name for name, _ in args.positions]
+    if len(set(names)) != len(names):
+        parser.error("--positions names must not repeat")
+    variant_names = [name for name, _ in args.variants]
+    if len(set(variant_names)) != len(variant_names):
+        parser.error("--variant names must not repeat")
+    taken = sorted(set(variant_names) & set(MODEL_NAMES))
+    if taken:
+        parser.error(f"--variant {' '.join(taken)}: the name of a model; choose another")
+    nested = sorted(name for name, (spec, _) in args.variants if spec in variant_names)
+    if nested:
+        parser.error(f"--variant {' '.join(nested)}: build a variant on a model, not a variant")
+    unknown = sorted(set(args.test_positions) - set(names))
+    if unknown:
+        parser.error(f"--test-positions {' '.join(unknown)}: not named by --positions")
+    if args.jobs < 1:
+        parser.error("--jobs must be at least 1")
+    if args.baseline and args.baseline not in args.models:
+        parser.error(f"--baseline {args.baseline} is not one of --models")
+    if args.gold and not (args.source_bpe and args.target_bpe):
+        parser.error("--gold needs --source-bpe and --target-bpe")
+    run_command(lambda: run_study(args), parser.prog)
+    return 0

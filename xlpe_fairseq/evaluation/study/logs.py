@@ -1,0 +1,55 @@
+"""What a run's fairseq-train log tells: the validation curve and DPE's order diagnostics."""
+import re
+
+
+VALID_LINE = re.compile(r"valid on '[^']*' subset \|(?P<fields>.*)")
+
+
+# fairseq's simple format writes interval lines as "name=value, ..." and summaries (epochs,
+# validations) as "| name value |"; a run shorter than --log-interval has only summaries
+TRAIN_LINES = (re.compile(r"\| train_inner \| [^|]*?(?P<fields>\w+=.*)"),
+               re.compile(r"\| train \| epoch \d+ \|(?P<fields>.*)"))
+FIELD = re.compile(r"(\w+)=([^,\s]+)")
+
+
+def log_fields(train_log, *patterns):
+    """The ``{name: value}`` fields of every line of fairseq-train's simple-format log that
+    one of ``patterns`` matches, in order (resumes included)."""
+    with open(train_log, encoding="utf-8", errors="replace") as f:
+        for line in f:
+            match = next(filter(None, (pattern.search(line) for pattern in patterns)), None)
+            if not match:
+                continue
+            fields = match["fields"]
+            if "=" in fields:
+                yield dict(FIELD.findall(fields))
+            else:
+                yield dict(field.strip().split(" ", 1) for field in fields.split("|")
+                           if " " in field.strip())
+
+
+def validation_curve(train_log):
+    """``{update: validation NLL}``: the translation loss without label smoothing (base 2),
+    which every model reports alike; ``loss`` would add DPE's order loss."""
+    return {int(fields["num_updates"]): float(fields["nll_loss"])
+            for fields in log_fields(train_log, VALID_LINE)
+            if "num_updates" in fields and "nll_loss" in fields}
+
+
+ORDER_FIELDS = ("order_loss", "order_own_loss", "order_moved_loss", "order_moved_own_loss",
+                "order_nearest_target", "order_nearest_own")
+# logged by later versions of the criterion; runs logged before it still report the others
+LATER_ORDER_FIELDS = ("order_nearer_target",)
+
+
+def order_diagnostics(train_log):
+    """The criterion's order diagnostics at the run's last logged training interval and last
+    validation: ``{"train": {...}, "valid": {...}}``, empty for models without an order loss."""
+    last = {}
+    for split, patterns in (("train", TRAIN_LINES), ("valid", (VALID_LINE,))):
+        for fields in log_fields(train_log, *patterns):
+            if all(name in fields for name in ORDER_FIELDS):
+                last[split] = {name: float(fields[name])
+                               for name in ORDER_FIELDS + LATER_ORDER_FIELDS if name in fields}
+                last[split]["num_updates"] = int(fields["num_updates"])
+    return last

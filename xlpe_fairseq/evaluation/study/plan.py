@@ -1,0 +1,157 @@
+"""What a study runs: its rows, their data-bins and commands, and the settings it holds to.
+
+A row is a model, a model trained on a named position set (``MODEL@SET``), a ``--variant``, or
+a trained row decoded with another set's test positions (``MODEL [test: SET]``); the work
+folder keeps the settings and refuses a rerun with other ones.
+"""
+import json
+import os
+import shlex
+import sys
+from pathlib import Path
+
+from ...io import InputError, atomic_output
+from ..compare import USER_DIR
+from .profiles import PROFILES, learns_order, model_flags, profile_settings
+
+
+def model_and_set(model):
+    """``("xlpe-inxl", "monotone")`` of ``xlpe-inxl@monotone`` (a model trained on a named
+    position set); ``(model, "")`` of a model without one."""
+    base, _, trained_on = model.partition("@")
+    return base, trained_on
+
+
+def test_row(model, test_positions):
+    """The report's label of ``model``'s checkpoints decoded with set ``test_positions``."""
+    return f"{model} [test: {test_positions}]"
+
+
+def trained_row(label):
+    """The row whose checkpoints a label decodes: ``MODEL`` of ``MODEL [test: SET]``."""
+    return label.partition(" [test: ")[0]
+
+
+class Study:
+    """The runs of one study and where their files go (see the package docstring)."""
+
+    def __init__(self, args):
+        self.args = args
+        self.profile = PROFILES[args.profile]
+        self.work = Path(args.work)
+        self.updates = args.updates or self.profile["updates"]
+        self.positions = dict(args.positions)
+        self.variants = dict(args.variants)
+
+    def definition(self, model):
+        """``(model name, position set it trains on, further options)`` of a row: a model,
+        ``MODEL@SET``, or a ``--variant`` name."""
+        spec, options = self.variants.get(model, (model, []))
+        return (*model_and_set(spec), options)
+
+    def flags(self, model):
+        return model_flags(self.definition(model)[0], self.profile)
+
+    def reads_positions(self, model):
+        return self.flags(model)[1]
+
+    def data_bin(self, model, test_positions=None):
+        """The data-bin ``model`` trains on, or is tested on with ``test_positions``'s set."""
+        base, trained_on, _ = self.definition(model)
+        if not self.reads_positions(model):
+            if not trained_on:
+                return self.args.data_bin
+            if not learns_order(self.flags(model)[0]):
+                raise InputError(f"{model}: {base} reads no reorder positions, so it cannot "
+                                 "train on a position set")
+        name = test_positions or trained_on
+        if name:
+            if name not in self.positions:
+                raise InputError(f"{model}: no position set {name!r}; give --positions "
+                                 f"{name}=DATA_BIN (known: {', '.join(self.positions) or 'none'})")
+            return self.positions[name]
+        if not self.args.xlpe_data_bin:
+            raise InputError(f"{model} reads reorder positions in every split: give "
+                             "--xlpe-data-bin (e.g. data_prep/prepare-bible-he-en.sh --xlpe)")
+        return self.args.xlpe_data_bin
+
+    def evaluations(self, model):
+        """``(label, test position set)`` of every evaluation of one run's checkpoint."""
+        trained_on = self.definition(model)[1]
+        extra = self.args.test_positions if self.reads_positions(model) else []
+        return [(model, None)] + [(test_row(model, name), name) for name in extra
+                                  if name != trained_on]
+
+    def run_dir(self, model, seed):
+        return self.work / "runs" / model / f"seed{seed}"
+
+    def train_command(self, model, seed, max_update=None):
+        """The fairseq-train command of one run (``max_update`` overrides the budget)."""
+        args = self.args
+        base, _, options = self.definition(model)
+        train_args = shlex.split(args.train_args)
+        # the profile's validation interval is a default: --train-args may set its own
+        asked = any(option.split("=")[0] == "--validate-interval-updates"
+                    for option in train_args)
+        validate = ([] if asked else
+                    ["--validate-interval-updates", str(self.profile["validate_every"])])
+        return [
+            sys.executable, "-m", "fairseq_cli.train", str(self.data_bin(model)),
+            "--user-dir", USER_DIR, "--task", "translation_reorder",
+            "--source-lang", args.source_lang, "--target-lang", args.target_lang,
+            *profile_settings(base, self.profile), *model_flags(base, self.profile)[0], *options,
+            "--seed", str(seed), "--max-update", str(max_update or self.updates), *validate,
+            "--save-dir", str(self.run_dir(model, seed) / "checkpoints"),
+            *self.device_flags("device"), *train_args,
+        ]
+
+    def device_flags(self, key):
+        return ["--cpu"] if self.args.cpu else self.profile[key]
+
+    def settings(self):
+        """What makes two runs of the study comparable; stored in WORK/settings.json."""
+        return {
+            "profile": self.args.profile, "profile_settings": self.profile["settings"],
+            "updates": self.updates, "train_args": self.args.train_args,
+            "data_bin": os.path.abspath(self.args.data_bin),
+            "xlpe_data_bin": self.args.xlpe_data_bin and os.path.abspath(self.args.xlpe_data_bin),
+            "source_lang": self.args.source_lang, "target_lang": self.args.target_lang,
+            "generate_args": self.args.generate_args, "checkpoint": self.args.checkpoint,
+            "cpu": self.args.cpu,
+            # an explicit --tokenize (None: the target language's, which target_lang fixes)
+            "tokenize": self.args.tokenize,
+            "positions": {name: os.path.abspath(path) for name, path in self.positions.items()}
+            or None,
+            "variants": {name: shlex.join([spec, *options])
+                         for name, (spec, options) in self.variants.items()} or None,
+        }
+
+    def check_settings(self):
+        """Write WORK/settings.json, or refuse a work folder made with other settings.
+
+        A new ``--positions`` set or ``--variant`` may join a study (its runs are new runs;
+        the finished ones keep their data), but neither may change under its name.
+        """
+        path = self.work / "settings.json"
+        settings = self.settings()
+        if path.exists():
+            with open(path, encoding="utf-8") as f:
+                previous = json.load(f)
+            named = ("positions", "variants")
+            changed = sorted(key for key in set(settings) | set(previous)
+                             if key not in named and settings.get(key) != previous.get(key))
+            grown = False
+            for key in named:
+                now, before = settings[key] or {}, previous.get(key) or {}
+                changed += [f"{key} {name}" for name, value in before.items()
+                            if now.get(name, value) != value]
+                grown |= not now.keys() <= before.keys()
+                settings[key] = {**before, **now} or None
+            if changed:
+                raise InputError(f"{path}: this work folder was made with other settings "
+                                 f"({', '.join(changed)} differ); use another --work")
+            if not grown:
+                return
+        self.work.mkdir(parents=True, exist_ok=True)
+        with atomic_output(str(path)) as out:
+            json.dump(settings, out, indent=2)

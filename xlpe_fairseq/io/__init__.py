@@ -1,0 +1,43 @@
+"""The package's ground floor: how every command reads input, writes output and runs.
+
+- ``errors``: InputError and ToolError, the failures a command reports in one line;
+- ``lines``: strict UTF-8, one rule for line ends, line counts, chunks of parallel files;
+- ``outputs``: outputs checked before any work, written atomically, no temporaries left;
+- ``workers``: an order-preserving parallel map whose workers never outlive the command;
+- ``command``: ``run_command``, errors into a message and exit status 1, signals into
+  ``Terminated``;
+- ``options``: argparse types and the ``--workers``/``--chunk-size`` options.
+
+Commands import from here; the modules say where each piece lives.
+"""
+from .command import Terminated, run_command, termination_deferred
+from .errors import InputError, ToolError
+from .lines import (
+    check_dictionaries,
+    check_length,
+    check_same_line_count,
+    check_utf8,
+    count_lines,
+    decoding_errors_named,
+    find_not_utf8,
+    open_text,
+    read_chunks,
+    read_lines,
+    read_parallel_chunks,
+    require_files,
+    require_lines,
+    text_lines,
+)
+from .options import add_parallel_arguments, default_workers, number_type, positive_int
+from .outputs import (
+    atomic_output,
+    atomic_outputs,
+    check_not_inputs,
+    check_output_directory,
+    check_outputs,
+    created_directories,
+    output_target,
+    remove_stale_temporaries,
+    temporary_directory,
+)
+from .workers import child_processes, parallel_imap

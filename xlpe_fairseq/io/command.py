@@ -1,0 +1,72 @@
+"""Running a command body: errors become one message and exit status 1, signals an exception.
+
+The commands run by ``run_command`` remove their temporary files on SIGTERM, SIGHUP and SIGINT
+too: the signal is raised as ``Terminated`` and unwinds through their ``with`` blocks.
+"""
+import contextlib
+import os
+import signal
+import sys
+import threading
+
+from ..reordering.reorder_file import ReorderFileError
+from .errors import InputError, ToolError
+
+
+class Terminated(SystemExit):
+    """SIGTERM, SIGHUP or SIGINT (Ctrl-C) as an exception, so that temporary files and folders
+    are removed on the way out; the exit status is the shell's 128 + signal number."""
+
+
+_deferred_termination = {"depth": 0, "signal": None}
+
+
+@contextlib.contextmanager
+def termination_deferred():
+    """Hold a signal that ``run_command`` turns into ``Terminated`` until the block
+    ends, then raise it.
+
+    Forking runs Python's at-fork hooks: ``Terminated`` raised inside one is printed and
+    dropped (the command would go on and exit 0), and one raised just after the fork leaves a
+    worker that nobody terminates.
+    """
+    _deferred_termination["depth"] += 1
+    try:
+        yield
+    finally:
+        _deferred_termination["depth"] -= 1
+        signum = _deferred_termination["signal"]
+        if not _deferred_termination["depth"] and signum is not None:
+            _deferred_termination["signal"] = None
+            raise Terminated(128 + signum)
+
+
+def run_command(main_body, prog):
+    """Run a command body, turning bad-input and tool errors into a message and exit status 1
+    (argparse keeps status 2 for a wrong command line)."""
+    main_pid = os.getpid()
+
+    def terminate(signum, frame):
+        if os.getpid() != main_pid:  # a forked worker: die as the signal says
+            signal.signal(signum, signal.SIG_DFL)
+            os.kill(os.getpid(), signum)
+        if _deferred_termination["depth"]:
+            _deferred_termination["signal"] = signum
+            return
+        raise Terminated(128 + signum)
+
+    # only the main thread may set handlers (a command called from another thread keeps
+    # the default action); a signal the caller ignores (nohup's SIGHUP, SIGINT in a background
+    # job) stays ignored
+    handled = [signum for signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
+               if threading.current_thread() is threading.main_thread()
+               and signal.getsignal(signum) is not signal.SIG_IGN]
+    previous = {signum: signal.signal(signum, terminate) for signum in handled}
+    try:
+        main_body()
+    except (InputError, ReorderFileError, ToolError) as err:
+        print(f"{prog}: error: {err}", file=sys.stderr)
+        sys.exit(1)
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)

@@ -1,0 +1,9 @@
+"""The two errors a command reports as one line: bad input data, a failed external tool."""
+
+
+class InputError(ValueError):
+    """Bad input data; the message names the file and, where it applies, the 1-based line."""
+
+
+class ToolError(RuntimeError):
+    """An external tool (aligner, symmetrizer) failed; the message holds its stderr."""

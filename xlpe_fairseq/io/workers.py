@@ -1,0 +1,104 @@
+"""An order-preserving parallel map over worker processes that never outlive the command."""
+import collections
+import ctypes
+import multiprocessing
+import os
+import signal
+import sys
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+
+from tqdm import tqdm
+
+from .command import termination_deferred
+from .errors import ToolError
+
+
+def parallel_imap(func, chunks, workers, total=None, desc="", unit="lines", size=len):
+    """Apply ``func`` to each chunk in ``workers`` processes, yielding results in order.
+
+    The progress bar advances by ``size(result)`` per chunk.
+    ``total`` is the expected number of items over all chunks, for the bar only.
+    With one worker everything runs in this process.
+    """
+    bar = tqdm(total=total, desc=desc, unit=" " + unit, file=sys.stderr,
+               mininterval=1.0)
+    with bar:
+        if workers <= 1:
+            for chunk in chunks:
+                result = func(chunk)
+                bar.update(size(result))
+                yield result
+            return
+        # fork keeps workers cheap (no re-import of the package). Pool.imap would read
+        # the whole chunk iterator ahead; a window of pending chunks keeps memory bounded
+        # while results still come back in input order. A process pool executor, unlike
+        # multiprocessing.Pool, reports a worker that died (a crash, the OOM killer)
+        # instead of waiting for its result forever.
+        window = 2 * workers
+        before = set(multiprocessing.active_children())
+        executor = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"),
+                                       initializer=_start_worker, initargs=(os.getpid(),))
+        try:
+            pending = collections.deque()
+            for chunk in chunks:
+                if len(pending) >= window:
+                    yield _collect(pending.popleft(), bar, size)
+                with termination_deferred():  # the first submit forks the workers
+                    pending.append(executor.submit(func, chunk))
+            while pending:
+                yield _collect(pending.popleft(), bar, size)
+        except BaseException:
+            with termination_deferred():
+                # stop at once: the running chunks' results are not wanted any more. The
+                # workers end first so that shutdown can wait for the executor's manager
+                # thread without waiting for their chunks: left running, that thread closes
+                # its wake-up pipe while Python 3.11's exit hook may write to it, which
+                # prints an OSError traceback after a SIGTERM (a shutdown without waiting
+                # drops the thread, so a later one cannot join it)
+                for process in set(multiprocessing.active_children()) - before:
+                    process.terminate()
+                executor.shutdown(wait=True, cancel_futures=True)
+            raise
+        executor.shutdown()
+
+
+_PR_SET_PDEATHSIG = 1
+
+
+def _start_worker(parent_pid):
+    """Worker initializer: Ctrl-C, which reaches every process of the terminal's job, is left
+    to the command's process, which ends the workers; and a worker dies with the command's
+    process, even one killed by SIGKILL, instead of waiting for work forever (Linux; elsewhere
+    only a worker whose parent is already gone exits)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if sys.platform.startswith("linux"):
+        ctypes.CDLL(None).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != parent_pid:
+        os._exit(1)
+
+
+def _collect(future, bar, size):
+    try:
+        result = future.result()
+    except BrokenProcessPool:
+        raise ToolError("a worker process died (killed by a signal, e.g. out of memory); "
+                        "run with --workers 1 to see its error") from None
+    bar.update(size(result))
+    return result
+
+
+def child_processes(parent=None):
+    """Process ids of the children of ``parent`` (default: this process), read from /proc;
+    empty where there is no /proc."""
+    parent = str(os.getpid() if parent is None else parent)
+    children = []
+    for entry in filter(str.isdigit, os.listdir("/proc") if os.path.isdir("/proc") else []):
+        try:
+            with open(f"/proc/{entry}/stat", encoding="utf-8") as stat:
+                their_parent = stat.read().rsplit(")", 1)[1].split()[1]
+        except OSError:  # it ended meanwhile
+            continue
+        if their_parent == parent:
+            children.append(int(entry))
+    return children
