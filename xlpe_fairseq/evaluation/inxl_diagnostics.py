@@ -23,7 +23,7 @@ import os
 import sys
 
 from ..help_format import HelpFormatter
-from ..preprocessing.io_utils import (
+from ..io import (
     InputError,
     check_dictionaries,
     positive_int,
