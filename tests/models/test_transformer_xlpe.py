@@ -239,3 +239,75 @@ def test_state_dict_round_trip(tmp_path, mode, tau):
 
 def test_model_declares_positions_as_input():
     assert TransformerXLPEModel.reorder_positions_role == "input"
+
+
+@pytest.mark.parametrize("mode", ["inxl", "combination"])
+def test_identity_init_starts_as_the_transformer_input_and_learns_v(mode):
+    """The default U = I, V = 0: PE_IN = tanh(PE_abs), whatever the reorder positions, and V
+    still gets a gradient, so PE_XL enters as training goes."""
+    model, task = build_model(ARCH, xlpe_mode=mode, xlpe_heads=2)
+    pe_in = model.encoder.pe_in
+    assert torch.equal(pe_in.u.weight, torch.eye(16)), "U must start as the identity"
+    assert not pe_in.v.weight.any(), "V must start at zero"
+    batch = batch_for(task)
+    src_tokens = batch["net_input"]["src_tokens"]
+    expected = torch.tanh(model.encoder.embed_positions(src_tokens))
+    got = model.encoder.input_xl_positions(src_tokens, batch["net_input"]["reorder_positions"])
+    assert torch.allclose(got, expected, atol=1e-6), "PE_IN must start as tanh(PE_abs)"
+    monotone = batch_for(task, reorder=identity_reorder(SOURCES))
+    with torch.no_grad():
+        reordered, _ = model(**batch["net_input"])
+        plain, _ = model(**monotone["net_input"])
+    assert torch.allclose(reordered, plain, atol=1e-6), "PE_XL must not act before V learns"
+    model.train()
+    logits, _ = model(**batch["net_input"])
+    F.cross_entropy(logits.flatten(0, 1), batch["target"].flatten()).backward()
+    assert pe_in.v.weight.grad.abs().sum() > 0, "V must get a gradient from zero"
+
+
+def test_xavier_init_restores_random_u_and_v():
+    model, _ = build_model(ARCH, xlpe_mode="inxl", xlpe_init="xavier")
+    bound = (6 / 32) ** 0.5
+    for weight in (model.encoder.pe_in.u.weight, model.encoder.pe_in.v.weight):
+        assert weight.abs().max() <= bound and weight.std() > bound / 4, \
+            "--xlpe-init xavier must draw U and V Xavier-uniform"
+    args = Namespace()
+    transformer_xlpe_iwslt_de_en(args)
+    assert args.xlpe_init == "identity", "the presets default to the identity init"
+
+
+def test_unknown_init_is_refused():
+    with pytest.raises(Exception, match="--xlpe-init"):
+        build_model(ARCH, xlpe_mode="inxl", xlpe_init="orthogonal")
+
+
+@pytest.mark.parametrize("mode,tau", MODES)
+def test_forward_reports_input_statistics_where_pe_in_exists(mode, tau):
+    model, task = build_model(ARCH, xlpe_mode=mode, xlpe_heads=tau)
+    batch = batch_for(task)
+    _, extra = model(**batch["net_input"])
+    if mode == "headxl":
+        assert "xlpe_input_statistics" not in extra, "HeadXL has no PE_IN to report"
+        return
+    in_norm, embed_norm, saturated, tokens, units = extra["xlpe_input_statistics"].tolist()
+    real = batch["net_input"]["src_tokens"].ne(model.encoder.padding_idx)
+    assert tokens == real.sum() and units == tokens * 16
+    pe_in = model.encoder.input_xl_positions(batch["net_input"]["src_tokens"],
+                                             batch["net_input"]["reorder_positions"])
+    assert in_norm == pytest.approx(float(pe_in[real].norm(dim=-1).sum()), rel=1e-5)
+    assert saturated == 0, "tanh(PE_abs) has inputs within [-1, 1]: nothing saturated"
+    assert embed_norm > 0
+
+
+def test_input_statistics_on_a_hand_made_batch():
+    from xlpe_fairseq.models.transformer_xlpe import input_statistics
+
+    pre = torch.tensor([[[3.0, 0.0], [0.5, -2.5]], [[9.0, 9.0], [0.0, 0.0]]])
+    embedding = torch.tensor([[[3.0, 4.0], [0.0, 1.0]], [[5.0, 5.0], [6.0, 8.0]]])
+    padding = torch.tensor([[False, False], [True, False]])
+    in_norm, embed_norm, saturated, tokens, units = input_statistics(pre, embedding,
+                                                                     padding).tolist()
+    expected_in = float(torch.tanh(torch.tensor(3.0)) + torch.tanh(torch.tensor([0.5, -2.5])).norm())
+    assert in_norm == pytest.approx(expected_in, rel=1e-6)
+    assert embed_norm == pytest.approx(5.0 + 1.0 + 10.0), "padding must not count"
+    assert (saturated, tokens, units) == (2, 3, 6), "|3| and |-2.5| are over 2; 9s are padding"
