@@ -1,29 +1,74 @@
 # Bash helpers shared by the data_prep recipes: step skipping, step timing, the BPE step,
-# downloads with checksum verification. Source it (`source "$(dirname "$0")/lib.sh"`); it
-# defines functions and CHECKSUMS_FILE, and changes no shell options.
+# downloads with checksum verification, and the option checks of options.sh. Source it
+# (`source "$(dirname "$0")/lib.sh"`); it defines functions and CHECKSUMS_FILE, and changes no
+# shell options.
+source "$(dirname "${BASH_SOURCE[0]}")/options.sh"
 
-# fresh OUT... -- IN...: true when every OUT exists and is newer than every IN.
+# Freshness by content, not by time: a step is skipped when its outputs were made from the
+# present content of its inputs and from the same settings. A rerun into the same OUT from
+# other raw files (older ones included) or with another option redoes what they change and
+# nothing else. `fresh` checks before a step, `made` records after it, in a hidden file
+# beside the step's first output (.NAME.made-from: the digest of what it was made from).
+declare -gA FRESH_DIGESTS=() CONTENT_DIGESTS=()
+
+# fresh OUT... -- IN... [-- SETTING...]: true when every OUT exists and `made` recorded them
+# as made from the present content of the INs and these SETTINGs (words such as
+# "max_len=175"); else false, and `made` will record the present digest.
 fresh() {
-    local outs=() ins=() after_separator=0 arg out in
+    local outs=() ins=() settings=() part=0 arg out in record hash digest=""
     for arg in "$@"; do
-        if [[ $arg == -- ]]; then
-            after_separator=1
-        elif ((after_separator)); then
+        if [[ $arg == -- ]] && ((part < 2)); then
+            part=$((part + 1))
+        elif ((part == 0)); then
+            outs+=("$arg")
+        elif ((part == 1)); then
             ins+=("$arg")
         else
-            outs+=("$arg")
+            settings+=("$arg")
         fi
     done
+    for in in "${ins[@]}"; do
+        content_digest "$in"
+        digest+="$CONTENT_DIGEST "
+    done
+    read -r hash _ < <(printf '%s\n' "$digest" "${settings[@]}" | sha256sum)
+    record=$(made_from_file "${outs[0]}")
+    FRESH_DIGESTS[$record]=$hash
     for out in "${outs[@]}"; do
         [[ -e $out ]] || return 1
-        for in in "${ins[@]}"; do
-            [[ $out -nt $in ]] || return 1
-        done
     done
+    [[ -f $record && $(<"$record") == "$hash" ]] && return 0
+    # outputs of other inputs: the step reruns, and a failure leaves no record of them
+    rm -f "$record"
+    return 1
 }
 
-# stamp FILE TEXT: FILE holds TEXT, rewritten only when TEXT changes, so that a step given FILE
-# as an input to `fresh` runs again when its settings change, not on every call.
+# made OUT: record that the step whose first output (as given to `fresh`) is OUT finished.
+made() {
+    local record
+    record=$(made_from_file "$1")
+    printf '%s\n' "${FRESH_DIGESTS[$record]}" >"$record.tmp" && mv "$record.tmp" "$record"
+}
+
+# made_from_file OUT: the hidden file beside OUT that records what OUT was made from.
+made_from_file() {
+    echo "$(dirname "$1")/.$(basename "$1").made-from"
+}
+
+# content_digest FILE: CONTENT_DIGEST, the sha256 of FILE's content ("missing" for no file),
+# computed once per version of the file (device, inode, size, time) in a run.
+content_digest() {
+    local key
+    key=$(stat -L -c '%d:%i:%s:%.9Y' "$1" 2>/dev/null) || { CONTENT_DIGEST=missing; return; }
+    key+=":$1"
+    if [[ -z ${CONTENT_DIGESTS[$key]:-} ]]; then
+        read -r "CONTENT_DIGESTS[$key]" _ < <(sha256sum <"$1")
+    fi
+    CONTENT_DIGEST=${CONTENT_DIGESTS[$key]}
+}
+
+# stamp FILE TEXT: FILE holds TEXT (rewritten only when TEXT changes): settings that a step
+# gives `fresh` as an input file.
 stamp() {
     local file=$1 text=$2
     [[ -f $file && $(<"$file") == "$text" ]] && return
@@ -61,6 +106,7 @@ cross_fit_train_positions() {
             --reorder "$bpe/train.btg.reorder" --valid-source "$bpe/valid.$src" \
             --valid-reorder "$bpe/valid.btg.reorder" --folds "$folds" "$@" \
             --output "$bpe/train.pred.reorder" --mixed-output "$bpe/train.mixed.reorder"
+        made "$bpe/train.pred.reorder"
     fi
 }
 
@@ -74,6 +120,7 @@ reorder_positions() {
         timed "reorder $split ($method)" xlpe-reorder --method "$method" \
             --source "$bpe/$split.$src" --target "$bpe/$split.$tgt" \
             --alignment "$bpe/$split.align" --output "$output" --workers "$WORKERS"
+        made "$output"
     fi
 }
 
@@ -86,12 +133,13 @@ CHECKSUMS_FILE=${CHECKSUMS_FILE:-$(dirname "${BASH_SOURCE[0]}")/checksums.txt}
 bpe_splits() {
     local text=$1 bpe=$2 src=$3 tgt=$4 split lang
     shift 4
-    if fresh "$bpe/codes" -- "$text/train.$src" "$text/train.$tgt"; then
+    if fresh "$bpe/codes" -- "$text/train.$src" "$text/train.$tgt" -- "merges=$MERGES"; then
         skipped "learn BPE"
     else
         timed "learn BPE ($MERGES joint merges)" xlpe-bpe learn --merges "$MERGES" \
             --input "$text/train.$src" "$text/train.$tgt" --codes "$bpe/codes" \
             --workers "$WORKERS"
+        made "$bpe/codes"
     fi
     for split in "$@"; do
         for lang in "$src" "$tgt"; do
@@ -101,6 +149,7 @@ bpe_splits() {
                 timed "apply BPE $split.$lang" xlpe-bpe apply --codes "$bpe/codes" \
                     --input "$text/$split.$lang" --output "$bpe/$split.$lang" \
                     --workers "$WORKERS"
+                made "$bpe/$split.$lang"
             fi
         done
     done
@@ -190,7 +239,7 @@ same_line_count() {
 
 # fetch_and_unpack DOWNLOAD ORIG: fetch every entry of the caller's associative array URLS
 # (saved name -> address) into DOWNLOAD, then unpack those tarballs into ORIG once (ORIG.stamp
-# marks it done, since tar keeps the archived mtimes).
+# marks it done and holds the archives' digest, so that what reads ORIG follows them).
 fetch_and_unpack() {
     local download=$1 orig=$2 name
     for name in "${!URLS[@]}"; do
@@ -204,7 +253,8 @@ fetch_and_unpack() {
     for name in "${!URLS[@]}"; do
         timed "unpack $name" tar -xzf "$download/$name" -C "$orig"
     done
-    touch "$orig.stamp"
+    made "$orig.stamp"
+    cp "$(made_from_file "$orig.stamp")" "$orig.stamp"
 }
 
 # parse_raw_dir_option ARGS...: the option every downloading recipe shares, --raw-dir DIR
@@ -226,12 +276,13 @@ parse_raw_dir_option() {
 }
 
 # extract_raw_once ORIG STAMP: the recipe's extract_raw ORIG RAW, skipped while RAW's test
-# files are newer than STAMP (what marks ORIG complete).
+# files were made from this STAMP (what marks ORIG complete).
 extract_raw_once() {
     local orig=$1 stamp=$2
     if fresh "$RAW/test.$SRC" "$RAW/test.$TGT" -- "$stamp"; then
         skipped "extract raw text"
     else
         timed "extract raw text" extract_raw "$orig" "$RAW"
+        made "$RAW/test.$SRC"
     fi
 }

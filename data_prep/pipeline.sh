@@ -8,7 +8,8 @@
 #   bpe/        BPE text, codes, word alignments, reorder files:
 #               {train,valid}.dpe.reorder (DPE target), {split}.btg.reorder (BTG oracle),
 #               {valid,test}.pred.reorder (preorderer predictions from the source alone)
-#   preorderer.pt, preorderer.test.score (predicted vs oracle BTG order on test),
+#   preorderer.pt, preorderer.test.score (predicted vs oracle BTG order on test; the last
+#               line of the run says what it means for XL PE),
 #   preorderer.ceiling (xlpe-reorder-ceiling on train: how much a source-only model can predict)
 #   data-bin/text  fairseq-preprocess output (baseline Transformer, Reordering Embeddings)
 #   data-bin/dpe   text + train and valid positions from the DPE rules (transformer_dpe; the
@@ -46,11 +47,12 @@ tokenize_split() {
     if ((LOWERCASE)); then
         flags+=(--lowercase)
     fi
-    if fresh "$dest" -- "$raw/$split.$lang"; then
+    if fresh "$dest" -- "$raw/$split.$lang" -- "lowercase=$LOWERCASE"; then
         skipped "tokenize $split.$lang"
     else
         timed "tokenize $split.$lang" xlpe-tokenize --lang "$lang" "${flags[@]}" \
             --input "$raw/$split.$lang" --output "$dest" --workers "$WORKERS"
+        made "$dest"
     fi
 }
 
@@ -72,11 +74,13 @@ filter_pairs() {
 clean_train() {
     local out=$1 src=$2 tgt=$3
     local in_src=$out/tok/train.full.$src in_tgt=$out/tok/train.full.$tgt
-    if fresh "$out/tok/train.$src" "$out/tok/train.$tgt" -- "$in_src" "$in_tgt"; then
+    if fresh "$out/tok/train.$src" "$out/tok/train.$tgt" -- "$in_src" "$in_tgt" -- \
+            "max_len=$MAX_LEN"; then
         skipped "clean train"
     else
         timed "clean train (1..$MAX_LEN tokens, ratio 1.5)" filter_pairs "$in_src" "$in_tgt" \
             "$out/tok/train.$src" "$out/tok/train.$tgt"
+        made "$out/tok/train.$src"
     fi
 }
 
@@ -104,6 +108,7 @@ align_all() {
         first=$((first + n))
     done
     rm -f "$bpe/all.$src" "$bpe/all.$tgt" "$bpe/all.align"
+    made "$bpe/train.align"
 }
 
 # reorder METHOD SPLIT OUT SRC TGT: oracle positions bpe/SPLIT.METHOD.reorder.
@@ -130,12 +135,13 @@ preorder() {
                 --preorderers "${members[@]}" --valid-source "$bpe/valid.$src" \
                 --valid-reorder "$bpe/valid.btg.reorder" --device "$PREORDER_DEVICE" \
                 --save "$out/preorderer.pt"
+            made "$out/preorderer.pt"
         fi
     fi
     if [[ $XLPE_TRAIN_POSITIONS != oracle ]]; then
         cross_fit_train_positions "$bpe" "$src" "$PREORDER_FOLDS" "${PREORDER_TRAINING[@]}"
     fi
-    local calls=()
+    local calls=() predicted=()
     for split in valid test; do
         if fresh "$bpe/$split.pred.reorder" -- "$out/preorderer.pt" "$bpe/$split.$src"; then
             skipped "preorder $split"
@@ -143,11 +149,15 @@ preorder() {
             ((${#calls[@]})) && calls+=(--then)
             calls+=(--preorderer "$out/preorderer.pt" --source "$bpe/$split.$src"
                 --output "$bpe/$split.pred.reorder")
+            predicted+=("$bpe/$split.pred.reorder")
         fi
     done
     if ((${#calls[@]})); then
         timed "preorder valid/test" python -m xlpe_fairseq.in_one_process \
             xlpe_fairseq.preordering.predict "${calls[@]}"
+        for split in "${predicted[@]}"; do
+            made "$split"
+        done
     fi
     report "$out/preorderer.test.score" "score preorderer" "preorderer on test" \
         "$bpe/test.pred.reorder" "$bpe/test.btg.reorder" -- \
@@ -160,7 +170,7 @@ preorder() {
 }
 
 # train_preorderer SAVE BPE SRC SETTINGS SEED: one preorderer on the BTG oracle of train,
-# its epoch and penalty chosen on valid; skipped while SAVE is newer than its data and SETTINGS.
+# its epoch and penalty chosen on valid; skipped while SAVE was made from its data and SETTINGS.
 train_preorderer() {
     local save=$1 bpe=$2 src=$3 settings=$4 seed=$5
     if fresh "$save" -- "$bpe/train.$src" "$bpe/train.btg.reorder" "$bpe/valid.$src" \
@@ -171,11 +181,12 @@ train_preorderer() {
             xlpe-preorder-train --source "$bpe/train.$src" --reorder "$bpe/train.btg.reorder" \
             --valid-source "$bpe/valid.$src" --valid-reorder "$bpe/valid.btg.reorder" \
             "${PREORDER_TRAINING[@]}" --seed "$seed" --save "$save"
+        made "$save"
     fi
 }
 
 # report OUT STEP TITLE IN... -- COMMAND...: COMMAND's output written atomically to OUT and
-# shown on stderr under TITLE; skipped as STEP while OUT is newer than every IN.
+# shown on stderr under TITLE; skipped as STEP while OUT was made from the INs as they are.
 report() {
     local dest=$1 step=$2 title=$3 ins=()
     shift 3
@@ -190,6 +201,7 @@ report() {
     fi
     "$@" >"$dest.tmp"
     mv "$dest.tmp" "$dest"
+    made "$dest"
     echo "== $title:" >&2
     cat "$dest" >&2
 }
@@ -200,8 +212,8 @@ binarize_text() {
     for split in "${PIPELINE_SPLITS[@]}"; do
         ins+=("$out/bpe/$split.$src" "$out/bpe/$split.$tgt")
     done
-    if fresh "$bin/dict.$src.txt" "$bin/dict.$tgt.txt" "$bin/test.$src-$tgt.$tgt.idx" -- "${ins[@]}"
-    then
+    if fresh "$bin/dict.$src.txt" "$bin/dict.$tgt.txt" "$bin/test.$src-$tgt.$tgt.idx" -- \
+            "${ins[@]}" -- "joined_dictionary=$JOINED_DICT"; then
         skipped fairseq-preprocess
         return
     fi
@@ -213,6 +225,7 @@ binarize_text() {
     timed fairseq-preprocess fairseq-preprocess --source-lang "$src" --target-lang "$tgt" \
         --trainpref "$out/bpe/train" --validpref "$out/bpe/valid" --testpref "$out/bpe/test" \
         --destdir "$bin" --workers "$WORKERS" "${flags[@]}"
+    made "$bin/dict.$src.txt"
 }
 
 # link_text_bin OUT SRC TGT VARIANT: data-bin/VARIANT with fairseq's text files linked from
@@ -227,7 +240,7 @@ link_text_bin() {
 
 # binarize_positions OUT SRC TGT VARIANT:SPLIT:REORDER...: xlpe-binarize each stale one.
 binarize_positions() {
-    local out=$1 src=$2 tgt=$3 job variant split positions dest calls=() names=()
+    local out=$1 src=$2 tgt=$3 job variant split positions dest calls=() names=() dests=()
     shift 3
     for job in "$@"; do
         IFS=: read -r variant split positions <<<"$job"
@@ -241,20 +254,24 @@ binarize_positions() {
             --destdir "$out/data-bin/$variant" --split "$split" --source-lang "$src"
             --target-lang "$tgt")
         names+=("$variant/$split")
+        dests+=("$dest.bin")
     done
     if ((${#calls[@]})); then
         timed "binarize positions (${names[*]})" \
             python -m xlpe_fairseq.in_one_process xlpe_fairseq.preprocessing.binarize \
             "${calls[@]}"
+        for dest in "${dests[@]}"; do
+            made "$dest"
+        done
     fi
 }
 
-prepare_corpus() {
-    local raw=$1 out=$2 src=$3 tgt=$4 split lang
+# pipeline_settings: fill in the defaults of the settings above (MERGES and MAX_LEN excepted,
+# which prepare_corpus fills in) and check every value, before any work: a bad one is named
+# on one line, status 2.
+pipeline_settings() {
     WORKERS=${WORKERS:-$(nproc)}
-    MERGES=${MERGES:-32000}
     LOWERCASE=${LOWERCASE:-0}
-    MAX_LEN=${MAX_LEN:-250}
     JOINED_DICT=${JOINED_DICT:-0}
     PREORDER_SECONDS=${PREORDER_SECONDS:-3600}
     PREORDER_EPOCHS=${PREORDER_EPOCHS:-5}
@@ -266,28 +283,36 @@ prepare_corpus() {
     PREORDER_MAX_LENGTH=${PREORDER_MAX_LENGTH:-200}
     PREORDER_THREADS=${PREORDER_THREADS:-$(nproc)}
     XLPE_TRAIN_POSITIONS=${XLPE_TRAIN_POSITIONS:-oracle}
-    local train_positions
     case $XLPE_TRAIN_POSITIONS in
-        oracle) train_positions=$out/bpe/train.btg.reorder ;;
-        predicted) train_positions=$out/bpe/train.pred.reorder ;;
-        mixed) train_positions=$out/bpe/train.mixed.reorder ;;
+        oracle | predicted | mixed) ;;
         *)
             echo "XLPE_TRAIN_POSITIONS must be oracle, predicted or mixed, not" \
                 "'$XLPE_TRAIN_POSITIONS'" >&2
             return 2
             ;;
     esac
-    local setting largest value
-    for setting in PREORDER_SEEDS:999 PREORDER_BATCH_TOKENS:9999999 PREORDER_MAX_LENGTH:9999999 \
-            PREORDER_THREADS:9999999; do
-        largest=${setting#*:} setting=${setting%:*}
-        value=${!setting}
-        # no more digits than LARGEST, all nines: the bound needs no arithmetic on the value
-        if ! [[ $value =~ ^[1-9][0-9]*$ && ${#value} -le ${#largest} ]]; then
-            echo "$setting must be a whole number from 1 to $largest, not '$value'" >&2
-            return 2
-        fi
+    local setting min max
+    for setting in PREORDER_SEEDS:1:999 PREORDER_BATCH_TOKENS:1:9999999 \
+            PREORDER_MAX_LENGTH:1:9999999 PREORDER_THREADS:1:9999999 WORKERS:1: \
+            PREORDER_EPOCHS:1: PREORDER_FOLDS:2: LOWERCASE:0:1 JOINED_DICT:0:1 \
+            ${MERGES:+MERGES:1:} ${MAX_LEN:+MAX_LEN:1:}; do
+        IFS=: read -r setting min max <<<"$setting"
+        check_whole "$setting" "${!setting}" "$min" "$max" || return
     done
+    check_positive PREORDER_SECONDS "$PREORDER_SECONDS"
+}
+
+prepare_corpus() {
+    local raw=$1 out=$2 src=$3 tgt=$4 split lang
+    pipeline_settings || return
+    MERGES=${MERGES:-32000}
+    MAX_LEN=${MAX_LEN:-250}
+    local train_positions
+    case $XLPE_TRAIN_POSITIONS in
+        oracle) train_positions=$out/bpe/train.btg.reorder ;;
+        predicted) train_positions=$out/bpe/train.pred.reorder ;;
+        mixed) train_positions=$out/bpe/train.mixed.reorder ;;
+    esac
     # xlpe-preorder-train's options, shared by every preorderer the pipeline trains
     PREORDER_TRAINING=(--epochs "$PREORDER_EPOCHS" --max-seconds "$PREORDER_SECONDS"
         --loss "$PREORDER_LOSS" --device "$PREORDER_DEVICE" --batch-tokens "$PREORDER_BATCH_TOKENS"
@@ -317,15 +342,10 @@ prepare_corpus() {
     binarize_text "$out" "$src" "$tgt"
     link_text_bin "$out" "$src" "$tgt" dpe
     link_text_bin "$out" "$src" "$tgt" xlpe
-    # the binarized train positions follow the file they came from, not just its age
-    local chosen=$out/data-bin/xlpe/train.positions-from
-    if [[ ! -f $chosen || $(<"$chosen") != "$XLPE_TRAIN_POSITIONS" ]]; then
-        rm -f "$out/data-bin/xlpe/train.reorder.$src-$tgt".{bin,idx}
-    fi
     binarize_positions "$out" "$src" "$tgt" "dpe:train:$out/bpe/train.dpe.reorder" \
         "dpe:valid:$out/bpe/valid.dpe.reorder" \
         "xlpe:train:$train_positions" "xlpe:valid:$out/bpe/valid.pred.reorder" \
         "xlpe:test:$out/bpe/test.pred.reorder"
-    echo "$XLPE_TRAIN_POSITIONS" >"$chosen"
     echo "== done: $out/data-bin/{text,dpe,xlpe}" >&2
+    python -m xlpe_fairseq.preordering.advice "$out/preorderer.test.score" >&2
 }

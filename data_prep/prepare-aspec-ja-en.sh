@@ -80,6 +80,7 @@ if [[ -z $RAW ]]; then
         skipped "extract raw text"
     else
         timed "extract raw text" extract_raw "$ASPEC" "$RAW"
+        made "$RAW/test.$SRC"
     fi
 fi
 

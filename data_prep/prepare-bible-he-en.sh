@@ -73,6 +73,7 @@ if fresh "${corpus_files[@]}" --; then
     skipped corpus
 else
     timed corpus xlpe-bible-corpus --out "$CORPUS"
+    made "${corpus_files[0]}"
 fi
 
 # 2. Joint BPE codes learned on the training text of both sides, applied to every split.
@@ -119,6 +120,7 @@ if fresh "${align_outputs[@]}" -- "${align_inputs[@]}"; then
     skipped "align ${ALIGN_SPLITS[*]}"
 else
     timed "align ${ALIGN_SPLITS[*]}" align_splits "${ALIGN_SPLITS[@]}"
+    made "${align_outputs[0]}"
 fi
 
 # 4. DPE reorder positions: train's supervise the order loss; valid's measure it on held-out
@@ -142,9 +144,10 @@ else
     timed fairseq-preprocess fairseq-preprocess --source-lang "$SRC" --target-lang "$TGT" \
         --trainpref "$BPE/train" --validpref "$BPE/valid" --testpref "$BPE/test" \
         --destdir "$BIN" --workers "$WORKERS"
+    made "$BIN/dict.$SRC.txt"
 fi
 
-calls=() names=()
+calls=() names=() binarized=()
 for split in train valid; do
     reorder_bin=$BIN/$split.reorder.$SRC-$TGT
     if fresh "$reorder_bin.bin" "$reorder_bin.idx" -- "$BPE/$split.reorder" "$BPE/$split.$SRC"
@@ -155,12 +158,16 @@ for split in train valid; do
         calls+=(--reorder "$BPE/$split.reorder" --source "$BPE/$split.$SRC" --destdir "$BIN"
             --split "$split" --source-lang "$SRC" --target-lang "$TGT")
         names+=("$split.reorder")
+        binarized+=("$reorder_bin.bin")
     fi
 done
 if ((${#calls[@]})); then
     # xlpe-binarize for every split in one process: importing fairseq costs seconds a call
     timed "binarize ${names[*]}" \
         python -m xlpe_fairseq.in_one_process xlpe_fairseq.preprocessing.binarize "${calls[@]}"
+    for file in "${binarized[@]}"; do
+        made "$file"
+    done
 fi
 
 echo "== done: $BIN (gold word alignments: $CORPUS/{valid,test}.gold.align)" >&2
@@ -188,6 +195,7 @@ if fresh "$PREORDERER" -- "$BPE/train.$SRC" "$BPE/train.btg.reorder" "$BPE/valid
     skipped "train preorderer"
 else
     timed "train preorderer ($PREORDER_EPOCHS epochs)" train_preorderer
+    made "$PREORDERER"
 fi
 
 # Predicted positions are BTG-consistent (xlpe-preorder always searches BTG trees), the shape
@@ -199,6 +207,7 @@ for split in valid test; do
         OMP_NUM_THREADS=$PREORDER_THREADS timed "predict $split positions" \
             xlpe-preorder --preorderer "$PREORDERER" \
             --source "$BPE/$split.$SRC" --output "$BPE/$split.pred.reorder"
+        made "$BPE/$split.pred.reorder"
     fi
 done
 
@@ -218,6 +227,7 @@ if fresh "$SCORE" -- "$BPE/test.pred.reorder" "$BPE/test.btg.reorder"; then
     skipped "score preorderer"
 else
     timed "score preorderer" score_preorderer
+    made "$SCORE"
 fi
 echo "== preorderer on test vs the BTG oracle ($SCORE):" >&2
 cat "$SCORE" >&2
@@ -243,7 +253,7 @@ stamp=$XBIN/train.reorder.positions
 if [[ ! -e $stamp || $(<"$stamp") != "$XLPE_TRAIN_POSITIONS" ]]; then
     echo "$XLPE_TRAIN_POSITIONS" >"$stamp"
 fi
-calls=() names=()
+calls=() names=() binarized=()
 for split in "${SPLITS[@]}"; do
     positions=$BPE/$split.pred.reorder
     inputs=()
@@ -263,11 +273,15 @@ for split in "${SPLITS[@]}"; do
         calls+=(--reorder "$positions" --source "$BPE/$split.$SRC" --destdir "$XBIN"
             --split "$split" --source-lang "$SRC" --target-lang "$TGT")
         names+=("$split.reorder from ${positions##*/}")
+        binarized+=("$reorder_bin.bin")
     fi
 done
 if ((${#calls[@]})); then
     timed "binarize (xlpe) ${names[*]}" \
         python -m xlpe_fairseq.in_one_process xlpe_fairseq.preprocessing.binarize "${calls[@]}"
+    for file in "${binarized[@]}"; do
+        made "$file"
+    done
 fi
 
 echo "== done: $XBIN (train pos_XL: $XLPE_TRAIN_POSITIONS; valid/test: preorderer)" >&2

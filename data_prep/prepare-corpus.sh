@@ -29,10 +29,17 @@
 #   --joined-dictionary   one dictionary for both sides (scripts that share most symbols);
 #                         examples/train.sh then shares all embeddings
 #   --workers N           processes (default: all cores)
-# The environment settings of data_prep/pipeline.sh apply too (PREORDER_EPOCHS,
-# PREORDER_DEVICE, XLPE_TRAIN_POSITIONS, ...); an option wins over its variable (MERGES,
-# MAX_LEN, LOWERCASE, JOINED_DICT, WORKERS). Steps whose outputs are newer than their inputs
-# are skipped on rerun.
+#   -h, --help            this text
+# The environment settings of data_prep/pipeline.sh apply too, with their defaults:
+# PREORDER_EPOCHS=5, PREORDER_SECONDS=3600 (a cap), PREORDER_DEVICE=cpu (or cuda),
+# PREORDER_LOSS=pairwise (or structured, both), PREORDER_SEEDS=1, PREORDER_BATCH_TOKENS=4000,
+# PREORDER_MAX_LENGTH=200, PREORDER_THREADS=all cores, XLPE_TRAIN_POSITIONS=oracle (or
+# predicted, mixed), PREORDER_FOLDS=2. An option wins over its variable (MERGES, MAX_LEN,
+# LOWERCASE, JOINED_DICT, WORKERS). Every value is checked before any work starts.
+# A rerun into the same OUT skips each step whose inputs and settings are those its outputs
+# were made from (by content, whatever the files' times) and redoes the others.
+# At the end, one line says whether the preorderer's test positions beat the source order
+# (monotone positions): where they do not, XL PE is unlikely to help on the pair.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 source "$HERE/lib.sh"
@@ -53,7 +60,7 @@ SRC="" TGT="" OPERANDS=()
 while [[ $# -gt 0 ]]; do
     case $1 in
         --src | --tgt | --merges | --max-len | --workers)
-            [[ $# -ge 2 ]] || { echo "$1 needs a value" >&2; usage; }
+            need_value "$1" $# || usage
             case $1 in
                 --src) SRC=$2 ;;
                 --tgt) TGT=$2 ;;
@@ -64,7 +71,7 @@ while [[ $# -gt 0 ]]; do
             shift 2 ;;
         --lowercase) LOWERCASE=1; shift ;;
         --joined-dictionary) JOINED_DICT=1; shift ;;
-        -h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+        -h | --help) show_help "$0" ;;
         -*) echo "unknown option $1" >&2; usage ;;
         *) OPERANDS+=("$1"); shift ;;
     esac
@@ -72,6 +79,11 @@ done
 [[ ${#OPERANDS[@]} -eq 2 ]] || usage
 [[ -n $SRC && -n $TGT ]] || { echo "--src and --tgt are required" >&2; usage; }
 [[ $SRC != "$TGT" ]] || fail "--src and --tgt are both '$SRC'"
+# the options by the names the user wrote, then every setting, before any work
+[[ -z ${MERGES:-} ]] || check_whole --merges "$MERGES" 1 || exit 2
+[[ -z ${MAX_LEN:-} ]] || check_whole --max-len "$MAX_LEN" 1 || exit 2
+[[ -z ${WORKERS:-} ]] || check_whole --workers "$WORKERS" 1 || exit 2
+pipeline_settings || exit 2
 RAW_DIR=${OPERANDS[0]}
 OUT=${OPERANDS[1]}
 [[ -d $RAW_DIR ]] || fail "$RAW_DIR: no such folder"
@@ -108,12 +120,14 @@ else
     for split in train "${held_out[@]}"; do
         outputs+=("$RAW/$split.$SRC" "$RAW/$split.$TGT")
     done
-    if fresh "${outputs[@]}" -- "$RAW_DIR/train.$SRC" "$RAW_DIR/train.$TGT"; then
+    if fresh "${outputs[@]}" -- "$RAW_DIR/train.$SRC" "$RAW_DIR/train.$TGT" -- \
+            "held_out=${held_out[*]}"; then
         skipped "hold out ${held_out[*]}"
     else
         timed "hold out ${held_out[*]} (seed 1)" \
             python -m xlpe_fairseq.preprocessing.split_corpus --source "$RAW_DIR/train.$SRC" \
             --target "$RAW_DIR/train.$TGT" --out "$RAW" --splits "${held_out[@]}"
+        made "${outputs[0]}"
     fi
     for split in "${PIPELINE_SPLITS[@]}"; do
         if [[ " ${held_out[*]} train " != *" $split "* ]]; then

@@ -90,7 +90,7 @@ if [[ -z $RAW ]]; then
         skipped "unpack $archive"
     else
         timed "unpack $archive" tar -xzf "$archive" -C "$OUT/download"
-        touch "$orig/train.tags.$ARCHIVE_PAIR.$SRC"  # tar keeps the archived mtimes
+        made "$orig/train.tags.$ARCHIVE_PAIR.$SRC"
     fi
     extract_raw_once "$orig" "$orig/train.tags.$ARCHIVE_PAIR.$SRC"
 fi

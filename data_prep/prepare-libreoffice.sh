@@ -74,7 +74,8 @@ if [[ -z $RAW ]]; then
         debs+=("$deb")
     done
     HELP=$DOWNLOAD/extracted/usr/share/libreoffice/help
-    # dpkg-deb keeps the packaged (old) mtimes, so a stamp marks when extraction finished
+    # a stamp marks a finished extraction and holds the packages' digest, so that the pairing
+    # follows the packages
     STAMP=$DOWNLOAD/extracted.stamp
     if fresh "$STAMP" -- "${debs[@]}"; then
         skipped "extract help"
@@ -83,13 +84,15 @@ if [[ -z $RAW ]]; then
         for deb in "${debs[@]}"; do
             timed "extract $(basename "$deb")" dpkg-deb -x "$deb" "$DOWNLOAD/extracted"
         done
-        touch "$STAMP"
+        made "$STAMP"
+        cp "$(made_from_file "$STAMP")" "$STAMP"
     fi
     raw_files=()
     for split in train valid test; do
         raw_files+=("$RAW/$split.$SRC" "$RAW/$split.$TGT")
     done
-    if fresh "${raw_files[@]}" -- "$STAMP"; then
+    if fresh "${raw_files[@]}" -- "$STAMP" -- "drop_identical=$DROP_IDENTICAL" \
+            "valid=${VALID_SIZE:-1000} test=${TEST_SIZE:-1000}"; then
         skipped "pair paragraphs"
     else
         flags=()
@@ -100,6 +103,7 @@ if [[ -z $RAW ]]; then
             --source-help "$HELP/$(help_folder "$SRC")" --target-help "$HELP/$(help_folder "$TGT")" \
             --source-lang "$SRC" --target-lang "$TGT" --out "$RAW" \
             --valid-size "${VALID_SIZE:-1000}" --test-size "${TEST_SIZE:-1000}" "${flags[@]}"
+        made "${raw_files[0]}"
     fi
 fi
 

@@ -3,28 +3,39 @@
 # did: the checkpoint (the last N averaged with xlpe-average-checkpoints, or the best on dev),
 # beam and length penalty of its schedule; translate the test split with fairseq-generate
 # and print detokenized sacreBLEU with its signature (xlpe-bleu; its tokenizer by the target
-# language: zh, ja-mecab, ko-mecab, else 13a; Chinese and Japanese words joined again first).
+# language: zh, ja-mecab, ko-mecab, else 13a; Chinese and Japanese written without the
+# segmenter's spaces first).
 #
-#   examples/evaluate.sh DATA SAVE_DIR --model M [--schedule S] [--average N] [--beam K]
+#   examples/evaluate.sh DATA SAVE_DIR [--model M] [--schedule S] [--average N] [--beam K]
 #                        [--lenpen A] [--subset test|valid] [--tokenize T] [--cpu] [--dry-run]
 #
 # DATA is the recipe's OUTDIR (data_prep/prepare-corpus.sh's OUT or another recipe's; its
 # recipe.env names the languages, the raw references and whether text was lowercased),
 # SAVE_DIR the training's checkpoint folder, M the trained model (it picks the data-bin
-# variant: xlpe and xlpe-* read the preorderer's test positions). The schedule is the
-# one the training used (SAVE_DIR/schedule.env, written by train_common.sh), or --schedule:
+# variant: xlpe and xlpe-* read the preorderer's test positions; default: the model
+# examples/train.sh trained there, from SAVE_DIR/schedule.env; required for other folders).
+# The schedule is the one the training used (SAVE_DIR/schedule.env, written by
+# train_common.sh), or --schedule:
 #   dpe-iwslt, dpe  the last 5 checkpoints averaged, beam 5 (lenpen 1.0; dpe: 0.6, the
 #                   authors' command)
 #   re              checkpoint_best.pt (the best dev BLEU), beam 4
 #   xlpe            the last 20 checkpoints averaged, beam 4, lenpen 0.6 (Transformer big)
+# A folder with fewer numbered checkpoints than the schedule averages (a short training)
+# averages those it has, or takes checkpoint_best.pt if it has fewer than 2, and says so.
 # --average N (0: checkpoint_best.pt), --beam K and --lenpen A override the schedule's;
-# --tokenize T, sacreBLEU's tokenizer for BLEU (xlpe-bleu --tokenize).
-# --dry-run prints the commands instead of running them. Options go before or after the
-# operands.
+# --subset (default test) the split; --tokenize T, sacreBLEU's tokenizer for BLEU
+# (xlpe-bleu --tokenize); --cpu decodes on the CPU. --dry-run prints the commands of a
+# complete training instead of running them. Options go before or after the operands.
+#
+# SAVE_DIR receives generate-SUBSET.out (fairseq-generate's output) and .log,
+# hypotheses-SUBSET.TGT (the detokenized translations as scored, one a line), bleu-SUBSET.json
+# (the scores), and checkpoint_avgN.pt where it averages.
 set -euo pipefail
 
+source "$(dirname "$0")/../data_prep/options.sh"
+
 usage() {
-    echo "usage: $0 DATA SAVE_DIR --model M [--schedule S] [--average N] [--beam K] [--lenpen A] [--subset S] [--tokenize T] [--cpu] [--dry-run]" >&2
+    echo "usage: $0 DATA SAVE_DIR [--model M] [--schedule S] [--average N] [--beam K] [--lenpen A] [--subset S] [--tokenize T] [--cpu] [--dry-run]" >&2
     exit 2
 }
 MODEL=""
@@ -40,7 +51,7 @@ OPERANDS=()
 while [[ $# -gt 0 ]]; do
     case $1 in
         --model | --schedule | --average | --beam | --lenpen | --subset | --tokenize)
-            [[ $# -ge 2 ]] || { echo "$1 needs a value" >&2; usage; } ;;&
+            need_value "$1" $# || usage ;;&
         --model) MODEL=$2; shift 2 ;;
         --schedule) SCHEDULE_OPTION=$2; shift 2 ;;
         --average) AVERAGE_OPTION=$2; shift 2 ;;
@@ -50,6 +61,7 @@ while [[ $# -gt 0 ]]; do
         --tokenize) TOKENIZE=(--tokenize "$2"); shift 2 ;;
         --cpu) DEVICE=(--cpu); shift ;;
         --dry-run) DRY_RUN=1; shift ;;
+        -h | --help) show_help "$0" ;;
         -*) echo "unknown option $1" >&2; usage ;;
         *) OPERANDS+=("$1"); shift ;;
     esac
@@ -57,26 +69,34 @@ done
 [[ ${#OPERANDS[@]} -eq 2 ]] || usage
 DATA=${OPERANDS[0]}
 SAVE_DIR=${OPERANDS[1]}
-[[ -n $MODEL ]] || { echo "--model is required" >&2; usage; }
+[[ -z $AVERAGE_OPTION ]] || check_whole --average "$AVERAGE_OPTION" 0 || usage
+[[ -z $BEAM_OPTION ]] || check_whole --beam "$BEAM_OPTION" 1 || usage
+[[ $SUBSET == test || $SUBSET == valid ]] || { echo "--subset must be test or valid" >&2; usage; }
 if [[ ! -e $DATA/recipe.env ]]; then
     echo "$DATA/recipe.env: no such file; is $DATA a data_prep recipe's OUTDIR?" >&2
     exit 1
 fi
 source "$DATA/recipe.env"
 source "$(dirname "$0")/train_common.sh"
-BIN=$(model_data_bin "$MODEL")
 export TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD=1
 
-SCHEDULE=""
-if [[ -n $SCHEDULE_OPTION ]]; then
-    SCHEDULE=$SCHEDULE_OPTION
-elif [[ -f $SAVE_DIR/schedule.env ]]; then
-    source "$SAVE_DIR/schedule.env"
-else
+# SCHEDULE and, from examples/train.sh, TRAINED_MODEL: how SAVE_DIR was trained
+SCHEDULE="" TRAINED_MODEL=""
+[[ ! -f $SAVE_DIR/schedule.env ]] || source "$SAVE_DIR/schedule.env"
+SCHEDULE=${SCHEDULE_OPTION:-$SCHEDULE}
+if [[ -z $SCHEDULE ]]; then
     echo "$SAVE_DIR/schedule.env: no such file (train-*.sh writes it); pass --schedule," \
         "one of: $SCHEDULES" >&2
     exit 2
 fi
+MODEL=${MODEL:-$TRAINED_MODEL}
+[[ -n $MODEL ]] || { echo "--model is required: $SAVE_DIR/schedule.env does not name it" >&2; usage; }
+if [[ -n $TRAINED_MODEL && $MODEL != "$TRAINED_MODEL" ]]; then
+    echo "$SAVE_DIR holds a $TRAINED_MODEL model (examples/train.sh $TRAINED_MODEL), not" \
+        "$MODEL: pass --model $TRAINED_MODEL" >&2
+    exit 2
+fi
+BIN=$(model_data_bin "$MODEL")
 set_schedule "$SCHEDULE" base
 AVERAGE=${AVERAGE_OPTION:-$AVERAGE}
 BEAM=${BEAM_OPTION:-$BEAM}
@@ -92,12 +112,36 @@ run() {
     fi
 }
 
+# a short training saves fewer numbered checkpoints than its schedule averages: those it has
+# (update checkpoints, else epoch ones, as xlpe-average-checkpoints picks them)
+if ((AVERAGE > 0 && !DRY_RUN)); then
+    SAVED=$(find "$SAVE_DIR" -maxdepth 1 -regextype egrep \
+        -regex '.*/checkpoint_[0-9]+_[0-9]+\.pt' | wc -l)
+    ((SAVED)) || SAVED=$(find "$SAVE_DIR" -maxdepth 1 -regextype egrep \
+        -regex '.*/checkpoint[0-9]+\.pt' | wc -l)
+    if ((SAVED < AVERAGE)); then
+        if [[ -n $AVERAGE_OPTION ]]; then
+            echo "$SAVE_DIR: $SAVED numbered checkpoints, --average $AVERAGE wanted: pass" \
+                "--average $SAVED, or --average 0 for checkpoint_best.pt" >&2
+            exit 1
+        fi
+        instead="averaging those $SAVED"
+        ((SAVED >= 2)) || instead="checkpoint_best.pt instead"
+        echo "evaluate.sh: $SAVE_DIR holds $SAVED numbered checkpoints, not the $AVERAGE the" \
+            "schedule averages: $instead (--average N chooses; 0: checkpoint_best.pt)" >&2
+        ((SAVED >= 2)) && AVERAGE=$SAVED || AVERAGE=0
+    fi
+fi
 if ((AVERAGE > 0)); then
     CHECKPOINT=$SAVE_DIR/checkpoint_avg$AVERAGE.pt
     run xlpe-average-checkpoints --checkpoint-dir "$SAVE_DIR" --num "$AVERAGE" \
         --output "$CHECKPOINT"
 else
     CHECKPOINT=$SAVE_DIR/checkpoint_best.pt
+    if [[ ! -f $CHECKPOINT ]] && ((!DRY_RUN)); then
+        echo "$CHECKPOINT: no such file; has the training in $SAVE_DIR saved a checkpoint?" >&2
+        exit 1
+    fi
 fi
 echo "schedule $SCHEDULE: $(basename "$CHECKPOINT"), beam $BEAM, lenpen $LENPEN" >&2
 
@@ -113,16 +157,24 @@ if ((DRY_RUN)); then
     run "${GENERATE[@]}"
     exit 0
 fi
-"${GENERATE[@]}" >"$OUTPUT" 2>"$SAVE_DIR/generate-$SUBSET.log" ||
-    { tail -20 "$SAVE_DIR/generate-$SUBSET.log" >&2; exit 1; }
+LOG=$SAVE_DIR/generate-$SUBSET.log
+if ! "${GENERATE[@]}" >"$OUTPUT" 2>"$LOG"; then
+    # the plugin's own errors are one line that says what to do; else fairseq's last lines
+    grep -m 1 '^fairseq-generate: error: ' "$LOG" >&2 || tail -20 "$LOG" >&2
+    exit 1
+fi
+HYPOTHESES=$SAVE_DIR/hypotheses-$SUBSET.$TGT
 
 NAME="$(basename "$DATA") $MODEL ($(basename "$CHECKPOINT"), $SUBSET)"
 if ((LOWERCASE)); then
     # lowercased data (IWSLT): the reference is the lowercased tokenized text, detokenized
     xlpe-bleu --name "$NAME" --generate-output "$OUTPUT" --reference "$DATA/tok/$SUBSET.$TGT" \
         --target-lang "$TGT" --tokenized-reference --json "$SAVE_DIR/bleu-$SUBSET.json" \
-        "${TOKENIZE[@]}"
+        --detokenized-output "$HYPOTHESES" "${TOKENIZE[@]}"
 else
     xlpe-bleu --name "$NAME" --generate-output "$OUTPUT" --reference "$RAW/$SUBSET.$TGT" \
-        --target-lang "$TGT" --json "$SAVE_DIR/bleu-$SUBSET.json" "${TOKENIZE[@]}"
+        --target-lang "$TGT" --json "$SAVE_DIR/bleu-$SUBSET.json" \
+        --detokenized-output "$HYPOTHESES" "${TOKENIZE[@]}"
 fi
+echo "evaluate.sh: translations in $HYPOTHESES (fairseq's output: $OUTPUT), scores in" \
+    "$SAVE_DIR/bleu-$SUBSET.json" >&2

@@ -21,13 +21,19 @@
 #                    dpe-iwslt at the small size, else the model's paper (default_schedule)
 #   --update-freq K  accumulate K batches per update (default: the paper's batch, BATCH_GPUS
 #                    x --max-tokens, over --gpus)
-#   --max-update U | --warmup N | --lr LR | --max-tokens T   override the schedule's value
+#   --max-update U | --warmup N | --lr LR | --max-tokens T   override the schedule's value;
+#                    a --max-update below the schedule's also shrinks its warm-up (unless
+#                    --warmup is given) and checkpoint interval in proportion, so that a short
+#                    run still warms up and saves checkpoints for evaluate.sh to average
 #   --save-dir DIR   checkpoints (default: checkpoints/DATASET/MODEL-SIZE)
 #   --dry-run        print the fairseq-train command instead of running it
 #   -- ARGS          passed on to fairseq-train (later flags win in fairseq's parser)
 #
-# The effective schedule is printed on stderr at the start; its name goes to SAVE_DIR/schedule.env,
-# from which examples/evaluate.sh takes the checkpoint (average or best), beam and length penalty.
+# Every value is checked before anything runs. The effective schedule is printed on stderr
+# at the start; its name and the model go to SAVE_DIR/schedule.env, from which
+# examples/evaluate.sh takes the checkpoint (average or best), beam and length penalty.
+
+source "$(dirname "${BASH_SOURCE[0]}")/../data_prep/options.sh"
 
 MODELS="transformer dpe xlpe xlpe-combination xlpe-inxl xlpe-headxl re-encoder re-decoder re-both transformer-8e transformer-10e encoder-free encoder-free-inxl
 encoder-free-nopos encoder-free-relpe lstm relpe rope alibi t5-bias"
@@ -219,6 +225,9 @@ train_main() {
     local max_update="" warmup="" lr="" max_tokens="" save_dir="" dry_run=0 extra=()
     while [[ $# -gt 0 ]]; do
         case $1 in
+            --model | --size | --schedule | --gpus | --update-freq | --max-update | --warmup | \
+                    --lr | --max-tokens | --save-dir)
+                need_value "$1" $# || return ;;&
             --model) model=$2; shift 2 ;;
             --size) size=$2; shift 2 ;;
             --schedule) schedule=$2; shift 2 ;;
@@ -252,9 +261,30 @@ train_main() {
         echo "--model is required: $MODELS" >&2
         return 2
     fi
+    check_whole --gpus "$gpus" 1 || return
+    local option value
+    for option in update-freq max-update warmup max-tokens; do
+        value=${option//-/_}
+        [[ -z ${!value} ]] || check_whole "--$option" "${!value}" 1 || return
+    done
+    [[ -z $lr ]] || check_positive --lr "$lr" || return
     set_model "$size" "$model"
     schedule=${schedule:-$(default_schedule "$size" "$model")}
     set_schedule "$schedule" "$size"
+    # a shorter budget than the schedule's is the schedule in proportion: otherwise a first run
+    # of a few hundred updates ends deep in the warm-up and before its first checkpoint
+    local shortened=""
+    if [[ -n $max_update ]] && ((max_update < MAX_UPDATE)); then
+        shortened="  --max-update $max_update is below the schedule's $MAX_UPDATE:"
+        if [[ -z $warmup ]]; then
+            WARMUP=$(((WARMUP * max_update + MAX_UPDATE / 2) / MAX_UPDATE))
+            ((WARMUP >= 1)) || WARMUP=1
+            shortened+=" warm-up and"
+        fi
+        INTERVAL=$((INTERVAL * max_update / MAX_UPDATE))
+        ((INTERVAL >= 1)) || INTERVAL=1
+        shortened+=" checkpoint interval shrunk in proportion"
+    fi
     MAX_UPDATE=${max_update:-$MAX_UPDATE} WARMUP=${warmup:-$WARMUP}
     LR=${lr:-$LR} MAX_TOKENS=${max_tokens:-$MAX_TOKENS}
     # fewer GPUs than the paper's accumulate gradients to keep its batch size
@@ -262,6 +292,8 @@ train_main() {
     save_dir=${save_dir:-checkpoints/$DATASET/$model-$size}
     local bin
     bin=$(model_data_bin "$model")
+    # --required-batch-size-multiple 1: fairseq drops the last batch of a split unless its
+    # size is a multiple of this (8), and with it all of a split under 8 sentences
     local command=(
         fairseq-train "$bin" --user-dir "$USER_DIR" --task translation_reorder
         --source-lang "$SRC" --target-lang "$TGT"
@@ -272,16 +304,24 @@ train_main() {
         --dropout "$DROPOUT" --weight-decay "$WEIGHT_DECAY" --max-tokens "$MAX_TOKENS"
         --max-update "$MAX_UPDATE" --save-interval-updates "$INTERVAL"
         --validate-interval-updates "$INTERVAL" --keep-interval-updates "$KEEP"
-        --no-epoch-checkpoints "${SCHEDULE_EXTRA[@]}"
+        --no-epoch-checkpoints --required-batch-size-multiple 1 "${SCHEDULE_EXTRA[@]}"
         --update-freq "$update_freq" --distributed-world-size "$gpus"
         --save-dir "$save_dir" --log-format simple --log-interval 100 "${precision[@]}"
         "${extra[@]}"
     )
+    # what evaluate.sh will find: the checkpoints of every INTERVAL updates, KEEP of them kept
+    local saved=$((MAX_UPDATE / INTERVAL))
+    ((saved <= KEEP)) || saved=$KEEP
     local evaluation="the last $AVERAGE checkpoints averaged"
     ((AVERAGE > 0)) || evaluation="the checkpoint with the best dev BLEU"
+    if ((AVERAGE > saved)); then
+        evaluation="the $saved checkpoints saved averaged, not $AVERAGE"
+        ((saved >= 2)) || evaluation="checkpoint_best.pt (fewer than 2 checkpoints saved)"
+    fi
     # on stderr, so that --dry-run prints nothing but the command on stdout
     {
         echo "schedule $schedule ($SCHEDULE_SOURCE):"
+        [[ -z $shortened ]] || echo "$shortened"
         echo "  $MAX_UPDATE updates, warmup $WARMUP, lr $LR, dropout $DROPOUT; a batch of" \
             "$MAX_TOKENS tokens x $((gpus * update_freq)) ($gpus GPU(s) x update-freq" \
             "$update_freq; the paper's: x $BATCH_GPUS)"
@@ -300,7 +340,7 @@ train_main() {
     fi
     mkdir -p "$save_dir"
     # which schedule examples/evaluate.sh decodes this model with
-    echo "SCHEDULE=$schedule" >"$save_dir/schedule.env"
+    printf 'SCHEDULE=%s\nTRAINED_MODEL=%s\n' "$schedule" "$model" >"$save_dir/schedule.env"
     # torch >= 2.6 loads checkpoints weights-only, which fairseq's resume cannot (design.md)
     TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD=1 "${command[@]}" 2>&1 | tee -a "$save_dir/train.log"
 }

@@ -4,8 +4,12 @@ target goes through MeCab segmentation and BLEU through sacreBLEU's ja-mecab tok
 One pair of raw files -> data_prep/prepare-corpus.sh (valid and test held out) ->
 examples/train.sh for the Transformer and XL PE (InXL), tiny and briefly -> examples/evaluate.sh
 (fairseq-generate, xlpe-bleu) -> xlpe-translate and the documented fairseq-interactive command
-on raw text."""
+on raw text. The Transformer follows the README's "first try" as written, its pair and paths
+replaced, a tiny model's options and a shorter budget appended."""
 import os
+import re
+import shlex
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -23,6 +27,13 @@ ROOT = Path(__file__).resolve().parents[1]
 PAIRS = 300
 HELD_OUT = 15  # 5% of the pairs each for valid and test
 MODELS = ("transformer", "xlpe-inxl")
+# the first try's Transformer: a small model that trains in seconds, in a budget below the
+# README's (still below the schedule's, so scaled as the README's is)
+FIRST_TRY_MODEL = [
+    "--max-update", "30", "--lr", "3e-3", "--max-tokens", "600", "--encoder-embed-dim", "64",
+    "--encoder-ffn-embed-dim", "128", "--decoder-embed-dim", "64", "--decoder-ffn-embed-dim",
+    "128",
+]
 # a small model that trains in seconds; evaluated from checkpoint_best.pt, saved at the end
 TRAIN_ARGS = [
     "--max-update", "40", "--warmup", "5", "--lr", "3e-3", "--max-tokens", "600",
@@ -36,11 +47,15 @@ ENV = {
 }
 
 
-def run(*command, **kwargs):
+def completed(command, **kwargs):
     result = subprocess.run([str(c) for c in command], env=ENV, capture_output=True, text=True,
                             cwd=ROOT, **kwargs)
     assert result.returncode == 0, f"{command[:3]} failed:\n{result.stderr[-4000:]}"
-    return result.stdout
+    return result
+
+
+def run(*command, **kwargs):
+    return completed(command, **kwargs).stdout
 
 
 def translate(out, checkpoint, source, *options):
@@ -48,9 +63,24 @@ def translate(out, checkpoint, source, *options):
                "--checkpoint", checkpoint, "--input", source, "--cpu", *options).splitlines()
 
 
+def first_try(raw, out, checkpoints):
+    """The README's first-try commands, for en->ja in these folders (the translation's input
+    redirection left to the caller)."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = re.search(r"A first try.*?```bash\n(.*?)```", readme, re.S).group(1)
+    block = (block.replace("--tgt zh", "--tgt ja").replace("data/en-zh", str(out))
+             .replace("ckpt/en-zh", str(checkpoints)).replace("raw/", f"{raw}/")
+             .replace(" < new.en", ""))
+    commands = [shlex.split(line, comments=True) for line in block.splitlines()]
+    assert [c[0] for c in commands] == ["data_prep/prepare-corpus.sh", "examples/train.sh",
+                                        "examples/evaluate.sh", "xlpe-translate"]
+    return commands
+
+
 @pytest.fixture(scope="module")
 def trained(tmp_path_factory):
-    """OUT of prepare-corpus.sh and a checkpoint folder per model, evaluated."""
+    """OUT of prepare-corpus.sh and a checkpoint folder per model, evaluated; the
+    Transformer's as the README's first try, with each of its commands' results."""
     root = tmp_path_factory.mktemp("own-corpus")
     raw = root / "raw"
     raw.mkdir()
@@ -58,28 +88,49 @@ def trained(tmp_path_factory):
         (raw / f"train.{lang}").write_text("\n".join(sentences(lang, PAIRS, 1)) + "\n",
                                            encoding="utf-8")
     out = root / "en-ja"
-    # options after the operands, as a user may write them
-    run("bash", ROOT / "data_prep/prepare-corpus.sh", raw, out, "--src", "en", "--tgt", "ja",
-        "--merges", "100")
-    # both models at once, one core each
-    trainings = {
-        model: subprocess.Popen(
-            ["bash", str(ROOT / "examples/train.sh"), model, str(out / "data-bin"),
-             str(root / model), *TRAIN_ARGS],
-            env=ENV, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        for model in MODELS
-    }
-    for model, process in trainings.items():
-        _, stderr = process.communicate()
-        assert process.returncode == 0, f"train.sh {model} failed:\n{stderr[-4000:]}"
-    scores = {model: run("bash", ROOT / "examples/evaluate.sh", out, root / model, "--model",
-                         model, "--average", "0", "--cpu")
-              for model in MODELS}
-    return out, root, scores
+    new_text = root / "new.en"
+    new_text.write_text("the dog sees a small house .\nwe read a book today .\n",
+                        encoding="utf-8")
+    prepare, train, evaluate, translate_command = first_try(raw, out, root / "transformer")
+    first = [completed(["bash", *prepare])]
+    # XL PE alongside the first try, one core each
+    xlpe = subprocess.Popen(
+        ["bash", str(ROOT / "examples/train.sh"), "xlpe-inxl", str(out / "data-bin"),
+         str(root / "xlpe-inxl"), *TRAIN_ARGS],
+        env=ENV, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    first.append(completed(["bash", *train, *FIRST_TRY_MODEL]))
+    _, stderr = xlpe.communicate()
+    assert xlpe.returncode == 0, f"train.sh xlpe-inxl failed:\n{stderr[-4000:]}"
+    xlpe = subprocess.Popen(
+        ["bash", str(ROOT / "examples/evaluate.sh"), str(out), str(root / "xlpe-inxl"),
+         "--model", "xlpe-inxl", "--average", "0", "--cpu"],
+        env=ENV, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    first.append(completed(["bash", *evaluate, "--cpu"]))
+    with open(new_text, encoding="utf-8") as stdin:
+        first.append(completed([sys.executable, "-m", "xlpe_fairseq.evaluation.translate",
+                                *translate_command[1:], "--cpu"], stdin=stdin))
+    stdout, stderr = xlpe.communicate()
+    assert xlpe.returncode == 0, f"evaluate.sh xlpe-inxl failed:\n{stderr[-4000:]}"
+    return out, root, {"transformer": first[2].stdout, "xlpe-inxl": stdout}, first
+
+
+def test_first_try_of_the_readme_runs_as_written(trained):
+    """Prepare, train with a short budget, the default evaluation and a translation: all exit
+    0 for a Japanese target; the short budget is scaled, not left deep in the warm-up."""
+    _, root, _, (prepare, train, evaluate, translate_result) = trained
+    assert "\nadvice: " in prepare.stderr, prepare.stderr[-2000:]
+    assert "below the schedule's 15000: warm-up and checkpoint interval shrunk" in train.stderr
+    assert "30 updates, warmup 8," in train.stderr and "a checkpoint every 2 updates" in train.stderr
+    assert "tok:ja-mecab" in evaluate.stdout
+    hypotheses = (root / "transformer" / "hypotheses-test.ja").read_text(encoding="utf-8")
+    assert len(hypotheses.splitlines()) == HELD_OUT
+    japanese = "[\u3000-\u30ff\u4e00-\u9fff]"
+    assert not re.search(f"{japanese} +{japanese}", hypotheses), "no segmenter's spaces"
+    assert len(translate_result.stdout.splitlines()) == 2
 
 
 def test_prepare_holds_out_valid_and_test_and_writes_every_data_bin(trained):
-    out, _, _ = trained
+    out, *_ = trained
     for split, pairs in (("train", PAIRS - 2 * HELD_OUT), ("valid", HELD_OUT),
                          ("test", HELD_OUT)):
         for lang in ("en", "ja"):
@@ -93,7 +144,7 @@ def test_prepare_holds_out_valid_and_test_and_writes_every_data_bin(trained):
 
 @pytest.mark.parametrize("model", MODELS)
 def test_evaluate_scores_japanese_with_mecab(trained, model):
-    _, root, scores = trained
+    _, root, scores, _ = trained
     assert "tok:ja-mecab" in scores[model], scores[model]
     assert (root / model / "bleu-test.json").exists()
 
@@ -102,8 +153,10 @@ def test_evaluate_scores_japanese_with_mecab(trained, model):
 def test_translate_raw_text_as_generate_translates_the_test_set(trained, model):
     """The same sentences from raw text as from the data-bin: XL PE's positions predicted on
     the fly are those xlpe-preorder wrote for the test set."""
-    out, root, _ = trained
-    translations = translate(out, root / model / "checkpoint_best.pt", out / "raw" / "test.en")
+    out, root, scores, _ = trained
+    # the checkpoint evaluate.sh decoded: the best, or (the first try) the last ones averaged
+    checkpoint = re.search(r"\((checkpoint\w*\.pt), test\)", scores[model]).group(1)
+    translations = translate(out, root / model / checkpoint, out / "raw" / "test.en")
     generated = detokenize(read_hypotheses(root / model / "generate-test.out", HELD_OUT), "ja")
     assert len(translations) == HELD_OUT
     same = sum(a == b for a, b in zip(translations, generated))
@@ -116,7 +169,7 @@ def test_translate_raw_text_as_generate_translates_the_test_set(trained, model):
 def test_translate_with_nbest_reorderings_keeps_one_translation_a_line(trained):
     """--preorderer-nbest reaches the task through xlpe-translate; a dominant search score keeps
     the translations of the preorderer's best reordering."""
-    out, root, _ = trained
+    out, root, *_ = trained
     checkpoint, source = root / "xlpe-inxl" / "checkpoint_best.pt", out / "raw" / "test.en"
     one_best = translate(out, checkpoint, source)
     nbest = translate(out, checkpoint, source, "--preorderer-nbest", "3")
@@ -128,7 +181,7 @@ def test_translate_with_nbest_reorderings_keeps_one_translation_a_line(trained):
 def test_translate_prints_no_warnings_or_fairseq_logs(trained):
     """Only translations on stdout; on stderr nothing a user cannot act on (the user's shell
     has no PYTHONWARNINGS)."""
-    out, root, _ = trained
+    out, root, *_ = trained
     env = {k: v for k, v in ENV.items() if k not in ("PYTHONWARNINGS", "TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD")}
     result = subprocess.run(
         [sys.executable, "-m", "xlpe_fairseq.evaluation.translate", "--corpus", str(out),
@@ -142,7 +195,7 @@ def test_translate_prints_no_warnings_or_fairseq_logs(trained):
 def test_translate_refuses_a_broken_codes_file_in_one_line(trained, tmp_path):
     """fastBPE crashes (a segmentation fault) on a codes line of fewer than three fields: the
     codes are checked first, as by xlpe-bpe apply."""
-    out, root, _ = trained
+    out, root, *_ = trained
     codes = tmp_path / "codes"
     codes.write_text((out / "bpe" / "codes").read_text(encoding="utf-8") + "x\n",
                      encoding="utf-8")
@@ -159,17 +212,89 @@ def test_translate_refuses_a_broken_codes_file_in_one_line(trained, tmp_path):
 
 
 def test_fairseq_interactive_as_documented_translates_raw_text(trained, tmp_path):
-    """docs/own-corpus.md's fairseq-interactive command: Moses with the pipeline's settings and
-    the corpus's BPE turn raw English into the same output as xlpe-translate."""
-    out, root, _ = trained
+    """docs/own-corpus.md's fairseq-interactive command: the plugin's tokenizer (the pipeline's
+    tokenization, detokenization by target language) and the corpus's BPE turn raw English into
+    the same output as xlpe-translate."""
+    out, root, *_ = trained
     source = tmp_path / "raw.en"
     source.write_text("the dog sees a small house.\nWe read a book today.\n", encoding="utf-8")
     checkpoint = root / "xlpe-inxl" / "checkpoint_best.pt"
     stdout = run("fairseq-interactive", out / "data-bin" / "text", "--user-dir",
                  ROOT / "xlpe_fairseq", "--task", "translation_reorder", "--path", checkpoint,
-                 "--source-lang", "en", "--target-lang", "ja", "--tokenizer", "moses",
-                 "--moses-no-dash-splits", "--moses-no-escape", "--bpe", "fastbpe",
+                 "--source-lang", "en", "--target-lang", "ja", "--tokenizer", "xlpe",
+                 "--bpe", "fastbpe",
                  "--bpe-codes", out / "bpe" / "codes", "--preorderer", out / "preorderer.pt",
                  "--beam", "5", "--cpu", "--input", source)
     detokenized = [line.split("\t")[2] for line in stdout.splitlines() if line.startswith("D-")]
     assert detokenized == translate(out, checkpoint, source)
+
+
+def test_a_rerun_from_other_older_files_and_another_option_rebuilds_what_they_change(
+        trained, tmp_path):
+    """Into a copy of OUT, from a second raw folder whose files are older than OUT's (the test
+    split in another order) and another --max-len: every step whose inputs or settings changed
+    runs again, and every data-bin and the evaluation hold the new test split."""
+    out, root, *_ = trained
+    copy = tmp_path / "en-ja"
+    shutil.copytree(out, copy, symlinks=True)
+    raw2 = tmp_path / "raw2"
+    raw2.mkdir()
+    for split in ("train", "valid", "test"):
+        for lang in ("en", "ja"):
+            lines = (out / "raw" / f"{split}.{lang}").read_text(encoding="utf-8").splitlines()
+            if split == "test":
+                lines.reverse()
+            (raw2 / f"{split}.{lang}").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    subprocess.run(["touch", "-d", "2020-01-01", *raw2.iterdir()], check=True)
+    old_test = (copy / "bpe" / "test.en").read_text(encoding="utf-8").splitlines()
+    log = completed(["bash", ROOT / "data_prep/prepare-corpus.sh", "--src", "en", "--tgt", "ja",
+                     "--max-len", "150", raw2, copy]).stderr
+    for step in ("tokenize test.en", "clean train (1..150 tokens", "apply BPE test.en",
+                 "fairseq-preprocess", "preorder valid/test", "binarize positions"):
+        assert f"== {step}" in log and f"== {step}: up to date" not in log, step
+    assert "== tokenize train.en: up to date, skipped" in log, "unchanged steps are kept"
+    new_test = (copy / "bpe" / "test.en").read_text(encoding="utf-8").splitlines()
+    assert new_test == old_test[::-1]
+
+    from fairseq.data import Dictionary, data_utils
+    dictionary = Dictionary.load(str(copy / "data-bin" / "text" / "dict.en.txt"))
+    predicted = (copy / "bpe" / "test.pred.reorder").read_text(encoding="utf-8").splitlines()
+    for variant in ("text", "dpe", "xlpe"):
+        tokens = data_utils.load_indexed_dataset(
+            str(copy / "data-bin" / variant / "test.en-ja.en"), dictionary)
+        assert [dictionary.string(tokens[i][:-1]) for i in range(len(tokens))] == new_test, variant
+    positions = data_utils.load_indexed_dataset(
+        str(copy / "data-bin" / "xlpe" / "test.reorder.en-ja"), None)
+    assert [" ".join(map(str, positions[i].tolist())) for i in range(len(positions))] == predicted
+
+    checkpoints = tmp_path / "checkpoints"
+    checkpoints.mkdir()
+    for name in ("checkpoint_best.pt", "schedule.env"):
+        shutil.copy(root / "xlpe-inxl" / name, checkpoints / name)
+    completed(["bash", ROOT / "examples/evaluate.sh", copy, checkpoints, "--average", "0",
+               "--cpu"])
+    sources = {}
+    for line in (checkpoints / "generate-test.out").read_text(encoding="utf-8").splitlines():
+        if line.startswith("S-"):
+            number, text = line[2:].split("\t", 1)
+            sources[int(number)] = text
+    assert [sources[i] for i in range(len(sources))] == [
+        line.replace("@@ ", "") for line in new_test]
+    assert f"RAW={raw2}" in (copy / "recipe.env").read_text(encoding="utf-8")
+
+
+def test_evaluate_with_a_text_model_on_an_xlpe_checkpoint_names_the_model_to_pass(trained,
+                                                                                   tmp_path):
+    """A checkpoint folder without train.sh's record: fairseq-generate fails inside the plugin,
+    and evaluate.sh prints its one line, which names the model and what to pass."""
+    out, root, *_ = trained
+    shutil.copy(root / "xlpe-inxl" / "checkpoint_best.pt", tmp_path / "checkpoint_best.pt")
+    result = subprocess.run(
+        ["bash", str(ROOT / "examples/evaluate.sh"), str(out), str(tmp_path), "--model",
+         "transformer", "--schedule", "dpe-iwslt", "--average", "0", "--cpu"],
+        env=ENV, capture_output=True, text=True, cwd=ROOT)
+    assert result.returncode == 1
+    assert result.stderr.splitlines()[-1].endswith(
+        f"the model is transformer_xlpe --xlpe-mode inxl, which reads reorder positions, and "
+        f"{out / 'data-bin' / 'text'} has none; pass {out / 'data-bin' / 'xlpe'} "
+        "(examples/evaluate.sh: --model xlpe-inxl)"), result.stderr

@@ -35,9 +35,9 @@ for _message in _UNACTIONABLE_WARNINGS:
 
 
 def _register():
-    """Register the task, criterion and models with fairseq; the plugin's errors end in one
-    line."""
-    from . import criterions, models, tasks  # noqa: F401
+    """Register the task, criterion, models and tokenizer with fairseq; the plugin's errors end
+    in one line."""
+    from . import criterions, models, tasks, tokenizer  # noqa: F401
     from .plugin_errors import report_plugin_errors
 
     sys.excepthook = report_plugin_errors(sys.excepthook)

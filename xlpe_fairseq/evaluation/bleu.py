@@ -1,30 +1,28 @@
 """``xlpe-bleu``: detokenized sacreBLEU and chrF of a fairseq-generate run.
 
 The hypotheses come back in corpus order (all of them, or an error), BPE removed by
-fairseq's ``--remove-bpe``, then detokenized with sacremoses like the reference (which joins
-the words of Chinese and Japanese again), so that the score is the standard detokenized BLEU
+fairseq's ``--remove-bpe``, then detokenized by target language (``detokenize``: Moses, and
+Chinese and Japanese written without the segmenter's spaces), so that the score is the standard detokenized BLEU
 with its sacreBLEU signature. sacreBLEU's tokenizer follows the target language
 (``bleu_tokenizer``): 13a splits at spaces and punctuation only, which would score a Chinese,
 Japanese or Korean sentence as a handful of long words.
 """
 import argparse
-import functools
 import json
 import sys
 
 import sacrebleu
-from sacremoses import MosesDetokenizer
-
 from ..help_format import HelpFormatter
 from ..io import (
     InputError,
-    atomic_output,
+    atomic_outputs,
     check_outputs,
     read_lines,
     require_files,
     require_lines,
     run_command,
 )
+from .detokenize import base_language, detokenize
 from .generate_output import IncompleteGenerationError, read_hypotheses
 
 
@@ -34,22 +32,11 @@ LANGUAGE_TOKENIZERS = {"zh": "zh", "ja": "ja-mecab", "ko": "ko-mecab"}
 TOKENIZER_EXTRAS = {"ja-mecab": "ja", "ko-mecab": "ko"}
 
 
-@functools.cache
-def _moses_detokenizer(language):
-    return MosesDetokenizer(lang=language)
-
-
-def detokenize(lines, language):
-    detokenizer = _moses_detokenizer(language)
-    return [detokenizer.detokenize(line.split()) for line in lines]
-
-
 def bleu_tokenizer(target_lang, tokenize=None):
     """The sacreBLEU tokenizer to score ``target_lang`` with: ``tokenize`` (a ``--tokenize``
     option) if given, else zh, ja-mecab or ko-mecab by the language, else 13a. Fails with the
     pip extra to install where the tokenizer's dependencies are missing."""
-    language = target_lang.lower().replace("_", "-").split("-")[0]
-    name = tokenize or LANGUAGE_TOKENIZERS.get(language, "13a")
+    name = tokenize or LANGUAGE_TOKENIZERS.get(base_language(target_lang), "13a")
     try:
         sacrebleu.metrics.BLEU(tokenize=name)
     except RuntimeError as err:  # sacreBLEU's way of saying a tokenizer's dependency is missing
@@ -91,12 +78,16 @@ def main(argv=None):
     parser.add_argument("--generate-output", required=True,
                         help="stdout of fairseq-generate (run with --remove-bpe)")
     parser.add_argument("--reference", required=True,
-                        help="tokenized reference text, one sentence per line")
+                        help="reference text, one sentence per line: raw, or tokenized with "
+                        "--tokenized-reference")
     parser.add_argument("--target-lang", required=True, help="language code for detokenization")
     parser.add_argument("--tokenized-reference", action="store_true",
                         help="the reference is Moses-tokenized: detokenize it like the hypotheses")
     add_tokenize_argument(parser)
     parser.add_argument("--json", help="also write the scores to this JSON file")
+    parser.add_argument("--detokenized-output",
+                        help="also write the detokenized hypotheses, as scored, to this file, "
+                        "one a line in corpus order")
     parser.add_argument("--name", default="", help="label printed before the scores")
     args = parser.parse_args(argv)
 
@@ -106,7 +97,7 @@ def main(argv=None):
 
 def _score_generate_output(args):
     require_files([args.generate_output, args.reference])
-    check_outputs([args.json], [args.generate_output, args.reference])
+    check_outputs([args.json, args.detokenized_output], [args.generate_output, args.reference])
     tokenize = bleu_tokenizer(args.target_lang, args.tokenize)
     references = read_lines(args.reference)
     require_lines(args.reference, len(references))
@@ -122,9 +113,15 @@ def _score_generate_output(args):
         result["name"] = args.name
     print(f"{args.name + ': ' if args.name else ''}BLEU {result['bleu']:.2f}  chrF {result['chrf']:.2f}"
           f"  ({result['sentences']} sentences; {result['bleu_signature']})")
-    if args.json:
-        with atomic_output(args.json) as out:
-            json.dump(result, out, indent=2)
+    writers = {
+        args.json: lambda out: json.dump(result, out, indent=2),
+        args.detokenized_output: lambda out: out.writelines(f"{line}\n" for line in hypotheses),
+    }
+    writers.pop(None, None)
+    # both files or neither
+    with atomic_outputs(list(writers)) as outs:
+        for write, out in zip(writers.values(), outs):
+            write(out)
 
 
 if __name__ == "__main__":

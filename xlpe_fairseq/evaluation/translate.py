@@ -5,7 +5,8 @@ Each line goes through the steps the corpus went through: tokenization as in
 corpus was) and the corpus's BPE codes; then fairseq's generation through its hub interface
 (``GeneratorHubInterface``: batching, beam search, ensembles), where the ``translation_reorder``
 task predicts XL PE's positions from the source with the preorderer; then BPE is removed and the
-text detokenized (Moses; Chinese and Japanese words joined again). Translations come one a line
+text detokenized by target language (``detokenize``: Moses; Chinese and Japanese as written,
+with no space between their characters or next to their punctuation). Translations come one a line
 in the input's order. Every model family works; only XL PE models need the preorderer.
 
     xlpe-translate --corpus data/fr-en --checkpoint checkpoints/fr-en/xlpe/checkpoint_avg5.pt \\
@@ -27,7 +28,7 @@ from ..help_format import HelpFormatter
 from ..io import InputError, open_text, require_files, run_command
 from ..preprocessing.bpe import bpe_applier, write_checked_codes
 from ..preprocessing.tokenize import tokenize_line
-from .bleu import detokenize
+from .detokenize import detokenize_line
 
 
 def read_recipe_env(path):
@@ -99,7 +100,7 @@ def load_translator(args, checkpoints):
             return post_process(sentence, "subword_nmt")
 
         def detokenize(self, sentence):
-            return detokenize([sentence], args.target_lang)[0]
+            return detokenize_line(sentence, args.target_lang)
 
     overrides = {"preorderer": args.preorderer, "preorderer_nbest": args.preorderer_nbest,
                  "preorderer_nbest_weight": args.preorderer_nbest_weight}

@@ -171,17 +171,37 @@ class TranslationReorderTask(TranslationTask):
         needed = self.reorder_role == ROLE_INPUT or (
             self.reorder_role == ROLE_ORDER_TARGET and split == self.cfg.train_subset
         )
-        if needed:
-            prefix = reorder_prefix(data_path, split, self.cfg.source_lang, self.cfg.target_lang)
+        if not needed:
+            return
+        src, tgt = self.cfg.source_lang, self.cfg.target_lang
+        prefix = reorder_prefix(data_path, split, src, tgt)
+        # a recipe's OUT/data-bin/text given for a model that reads OUT/data-bin/xlpe or dpe
+        variant = "xlpe" if self.reorder_role == ROLE_INPUT else "dpe"
+        sibling = os.path.join(os.path.dirname(os.path.normpath(data_path)), variant)
+        if os.path.exists(reorder_prefix(sibling, split, src, tgt) + ".idx"):
+            model = self.model_arch
+            if variant == "xlpe":
+                mode = getattr(self.model_cfg, "xlpe_mode", "combination")
+                model, recipe_model = f"{model} --xlpe-mode {mode}", f"xlpe-{mode}"
+            else:
+                recipe_model = "dpe"
             raise MissingReorderPositionsError(
-                f"{prefix}.bin/.idx not found: this model needs reorder positions for the "
-                f"{split!r} split. Write {split}.reorder with xlpe-reorder (training) or "
-                f"xlpe-preorder (any split) and binarize it with `xlpe-binarize --split "
-                f"{split} --destdir {data_path}`, or pass --preorderer."
+                f"{prefix}.bin/.idx not found: the model is {model}, which reads reorder "
+                f"positions, and {data_path} has none; pass {sibling} (examples/evaluate.sh: "
+                f"--model {recipe_model})"
             )
+        raise MissingReorderPositionsError(
+            f"{prefix}.bin/.idx not found: this model needs reorder positions for the "
+            f"{split!r} split. Write {split}.reorder with xlpe-reorder (training) or "
+            f"xlpe-preorder (any split) and binarize it with `xlpe-binarize --split "
+            f"{split} --destdir {data_path}`, or pass --preorderer."
+        )
 
     def build_model(self, cfg, from_checkpoint=False):
         model = super().build_model(cfg, from_checkpoint)
+        # named in the errors about a data-bin that does not fit the model
+        self.model_cfg = cfg
+        self.model_arch = getattr(cfg, "arch", None) or getattr(cfg, "_name", "the model")
         role = getattr(model, "reorder_positions_role", None)
         if role == ROLE_INPUT or self.reorder_role is None:
             self.reorder_role = role

@@ -1,0 +1,179 @@
+"""The shell entry points a user starts with: --help with the defaults, every option value
+checked before any work (a usage error, exit 2, one line, nothing written), a short training
+scaled to its budget, and evaluate.sh on a folder with fewer checkpoints than the schedule
+averages or another model than the one trained there. No training runs: fairseq's and the
+xlpe-* commands are stubs where a script would call them."""
+import os
+import shlex
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+PREPARE = ROOT / "data_prep" / "prepare-corpus.sh"
+TRAIN = ROOT / "examples" / "train.sh"
+EVALUATE = ROOT / "examples" / "evaluate.sh"
+
+
+def bash(script, *args, env=None, cwd=None):
+    return subprocess.run(["bash", str(script), *map(str, args)], capture_output=True, text=True,
+                          env={**os.environ, **(env or {})}, cwd=cwd)
+
+
+@pytest.mark.parametrize("script, args, defaults", [
+    (PREPARE, [], ["--merges N", "5000 under 20k", "175 under 1M", "PREORDER_EPOCHS=5",
+                   "XLPE_TRAIN_POSITIONS=oracle", "all cores"]),
+    (TRAIN, [], ["small (default)", "--max-update 15000", "--warmup 4000", "--lr 5e-4",
+                 "--max-tokens 4096", "every 1000 updates", "--gpus 1"]),
+    (TRAIN, ["transformer", "OUT/data-bin", "CKPT", "--max-update", "300"], ["warm-up 80"]),
+    (EVALUATE, ["OUT", "CKPT"], ["the last 5 checkpoints averaged, beam 5", "--subset (default test)",
+                                 "hypotheses-SUBSET.TGT"]),
+])
+def test_help_exits_0_with_the_defaults(script, args, defaults):
+    for flag in ("--help", "-h"):
+        result = bash(script, *args, flag)
+        assert result.returncode == 0 and not result.stderr, result.stderr
+        for default in defaults:
+            assert default in result.stdout, (script.name, default)
+
+
+def one_usage_error(result, message):
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.splitlines()[0] == message, result.stderr
+
+
+@pytest.mark.parametrize("option, value, message", [
+    ("--max-len", "abc", "--max-len must be a whole number of at least 1, not 'abc'"),
+    ("--max-len", "0", "--max-len must be a whole number of at least 1, not '0'"),
+    ("--merges", "1e3", "--merges must be a whole number of at least 1, not '1e3'"),
+    ("--workers", "-1", "--workers must be a whole number of at least 1, not '-1'"),
+])
+def test_prepare_corpus_refuses_a_bad_value_before_any_work(tmp_path, option, value, message):
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    for lang in ("en", "de"):
+        (raw / f"train.{lang}").write_text("a b\n" * 30)
+    result = bash(PREPARE, "--src", "en", "--tgt", "de", option, value, raw, tmp_path / "out")
+    one_usage_error(result, message)
+    assert not (tmp_path / "out").exists(), "nothing is written"
+
+
+def prepared(root):
+    """An OUT of prepare-corpus.sh, without the data."""
+    for variant in ("text", "dpe", "xlpe"):
+        folder = root / "data-bin" / variant
+        folder.mkdir(parents=True)
+        (folder / "train.fr-en.fr.idx").write_text("")
+        (folder / "dict.fr.txt").write_text("le 1\n")
+        (folder / "dict.en.txt").write_text("the 1\n")
+    (root / "recipe.env").write_text("SRC=fr\nTGT=en\nLOWERCASE=0\nRAW=/raw\n")
+    return root
+
+
+def dry_run_command(*args):
+    result = bash(TRAIN, *args, "--dry-run")
+    assert result.returncode == 0, result.stderr
+    command = shlex.split(result.stdout)
+    return {flag: command[i + 1] for i, flag in enumerate(command[:-1]) if flag.startswith("--")}, \
+        result.stderr
+
+
+def test_a_short_budget_scales_warmup_and_checkpoints_and_says_so(tmp_path):
+    flags, printout = dry_run_command("transformer", prepared(tmp_path) / "data-bin",
+                                      tmp_path / "ck", "--max-update", "300")
+    assert (flags["--warmup-updates"], flags["--save-interval-updates"],
+            flags["--validate-interval-updates"]) == ("80", "20", "20")
+    assert "--max-update 300 is below the schedule's 15000" in printout
+    assert "a checkpoint every 20 updates; evaluate.sh: the last 5 checkpoints averaged" in printout
+    # a warm-up given is kept; a budget too short for 5 checkpoints says what evaluate.sh does
+    flags, printout = dry_run_command("transformer", tmp_path / "data-bin", tmp_path / "ck",
+                                      "--max-update", "3", "--warmup", "2")
+    assert flags["--warmup-updates"] == "2" and "shrunk" in printout
+    assert "evaluate.sh: the 3 checkpoints saved averaged, not 5" in printout
+
+
+def test_every_split_is_batched_whole_even_a_tiny_one(tmp_path):
+    """fairseq drops a split's last batch unless its size is a multiple of
+    --required-batch-size-multiple: all of a valid split under 8 sentences ("The dataset is
+    empty")."""
+    flags, _ = dry_run_command("dpe", prepared(tmp_path) / "data-bin", tmp_path / "ck")
+    assert flags["--required-batch-size-multiple"] == "1"
+
+
+@pytest.mark.parametrize("option, value", [
+    ("--max-update", "abc"), ("--lr", "0"), ("--warmup", "-5"), ("--max-tokens", "nan")])
+def test_train_refuses_a_bad_value(tmp_path, option, value):
+    result = bash(TRAIN, "transformer", prepared(tmp_path) / "data-bin", tmp_path / "ck", option,
+                  value, "--dry-run")
+    assert result.returncode == 2 and f"{option} must be" in result.stderr, result.stderr
+    assert result.stderr.count("\n") == 1 and not result.stdout
+
+
+def test_train_given_one_variant_of_the_data_bin_names_the_folder_to_pass(tmp_path):
+    data_bin = prepared(tmp_path) / "data-bin"
+    result = bash(TRAIN, "xlpe-inxl", data_bin / "text", tmp_path / "ck", "--dry-run")
+    one_usage_error(result, f"{data_bin / 'text'} is one variant of the data-bin: pass "
+                    f"{data_bin}, the folder above, from which xlpe-inxl reads xlpe")
+
+
+def stubs(tmp_path):
+    """fairseq-generate, xlpe-average-checkpoints and xlpe-bleu that log their arguments."""
+    folder = tmp_path / "stubs"
+    folder.mkdir()
+    for name in ("fairseq-generate", "xlpe-average-checkpoints", "xlpe-bleu"):
+        (folder / name).write_text(f'#!/bin/sh\necho "{name} $*" >> "{tmp_path}/calls"\n')
+        (folder / name).chmod(0o755)
+    return {"PATH": f"{folder}{os.pathsep}{os.environ['PATH']}"}
+
+
+def trained_folder(tmp_path, model, checkpoints):
+    folder = tmp_path / "ck"
+    folder.mkdir()
+    (folder / "schedule.env").write_text(f"SCHEDULE=dpe-iwslt\nTRAINED_MODEL={model}\n")
+    for name in [*checkpoints, "checkpoint_best.pt"]:
+        (folder / name).write_text("")
+    return folder
+
+
+@pytest.mark.parametrize("checkpoints, average, line", [
+    (["checkpoint_3_40.pt", "checkpoint_2_20.pt"], "2",
+     "holds 2 numbered checkpoints, not the 5 the schedule averages: averaging those 2"),
+    ([], None, "holds 0 numbered checkpoints, not the 5 the schedule averages: "
+     "checkpoint_best.pt instead"),
+])
+def test_evaluate_averages_the_checkpoints_a_short_training_saved(tmp_path, checkpoints, average,
+                                                                   line):
+    out, env = prepared(tmp_path / "out"), stubs(tmp_path)
+    folder = trained_folder(tmp_path, "transformer", checkpoints)
+    result = bash(EVALUATE, out, folder, "--cpu", env=env)
+    assert result.returncode == 0, result.stderr
+    assert line in result.stderr.splitlines()[0]
+    calls = (tmp_path / "calls").read_text()
+    assert (f"--num {average} " in calls) == bool(average)
+    assert f"--path {folder}/checkpoint_{f'avg{average}' if average else 'best'}.pt" in calls
+    assert f"--detokenized-output {folder}/hypotheses-test.en" in calls
+
+
+def test_evaluate_with_an_average_too_large_names_the_ones_to_pass(tmp_path):
+    folder = trained_folder(tmp_path, "transformer", ["checkpoint_1_10.pt"])
+    result = bash(EVALUATE, prepared(tmp_path / "out"), folder, "--average", "5",
+                  env=stubs(tmp_path))
+    assert result.returncode == 1 and "--average 0" in result.stderr, result.stderr
+    assert result.stderr.count("\n") == 1
+
+
+@pytest.mark.parametrize("option, value", [("--average", "-2"), ("--average", "abc"),
+                                           ("--beam", "0"), ("--subset", "bogus")])
+def test_evaluate_refuses_a_bad_value(tmp_path, option, value):
+    result = bash(EVALUATE, prepared(tmp_path / "out"), tmp_path / "ck", "--model", "dpe", option,
+                  value)
+    assert result.returncode == 2 and option in result.stderr.splitlines()[0], result.stderr
+
+
+def test_evaluate_with_another_model_than_trained_names_the_model_to_pass(tmp_path):
+    folder = trained_folder(tmp_path, "xlpe-inxl", [])
+    result = bash(EVALUATE, prepared(tmp_path / "out"), folder, "--model", "transformer",
+                  env=stubs(tmp_path))
+    one_usage_error(result, f"{folder} holds a xlpe-inxl model (examples/train.sh xlpe-inxl), "
+                    "not transformer: pass --model xlpe-inxl")

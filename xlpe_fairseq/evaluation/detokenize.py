@@ -1,0 +1,57 @@
+"""Detokenization of translations by target language, the one every command uses.
+
+The Moses detokenizer joins tokens as the target language is written. For Chinese and
+Japanese it joins adjacent CJK characters but leaves a space on each side of full-width
+punctuation (``在「打开」对话框 ， 选择``) and after sentence-final ``。``: these targets then
+go through ``join_cjk``, which removes every space next to CJK punctuation and between two CJK
+characters that the word segmenter split. Spaces between CJK and Latin words stay as Moses
+leaves them.
+"""
+import functools
+import re
+
+from sacremoses import MosesDetokenizer
+
+# Han, kana and full-width/half-width forms: characters written without spaces between them
+_CJK_CHARACTER = ("\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+                  "\uff65-\uff9f\U00020000-\U0002fa1f")
+# CJK symbols and punctuation (、。「」『』【】〜…), the full-width forms (，！？：；（）０-９),
+# the ellipsis and middle dot
+_CJK_PUNCTUATION = "\u3000-\u303f\uff01-\uff60\u2026\u00b7"
+# curly quotes open and close Chinese quotations; they join only a CJK neighbour
+_QUOTES = "\u2018\u2019\u201c\u201d"
+_CJK = f"{_CJK_CHARACTER}{_CJK_PUNCTUATION}"
+_SPACES_TO_JOIN = re.compile(
+    f"(?<=[{_CJK_PUNCTUATION}]) +|"
+    f" +(?=[{_CJK_PUNCTUATION}])|"
+    f"(?<=[{_CJK_CHARACTER}]) +(?=[{_CJK_CHARACTER}])|"
+    f"(?<=[{_QUOTES}]) +(?=[{_CJK}])|"
+    f"(?<=[{_CJK}]) +(?=[{_QUOTES}])")
+
+# languages written without spaces between words, whose segmented words are joined again
+JOINED_LANGUAGES = ("zh", "ja")
+
+
+def base_language(code):
+    """The language of a code such as ``zh``, ``zh-CN`` or ``ja_JP``: ``zh``, ``ja``."""
+    return code.lower().replace("_", "-").split("-")[0]
+
+
+def join_cjk(line):
+    """``line`` without spaces next to CJK punctuation or between CJK characters."""
+    return _SPACES_TO_JOIN.sub("", line)
+
+
+@functools.cache
+def _moses_detokenizer(language):
+    return MosesDetokenizer(lang=language)
+
+
+def detokenize_line(line, language):
+    """One tokenized line as ``language`` is written."""
+    text = _moses_detokenizer(language).detokenize(line.split())
+    return join_cjk(text) if base_language(language) in JOINED_LANGUAGES else text
+
+
+def detokenize(lines, language):
+    return [detokenize_line(line, language) for line in lines]

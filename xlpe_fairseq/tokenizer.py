@@ -1,0 +1,31 @@
+"""``--tokenizer xlpe`` for fairseq-interactive: the pipeline's own tokenization of the source
+(``xlpe-tokenize``: Moses rules, jieba words for zh, MeCab words for ja, lowercased with
+``--lowercase-source``) and detokenization of the target by language (``detokenize``: Chinese
+and Japanese as written), so that fairseq's command translates as ``xlpe-translate`` does."""
+from dataclasses import dataclass, field
+
+from fairseq.data.encoders import register_tokenizer
+from fairseq.dataclass import FairseqDataclass
+
+from .evaluation.detokenize import detokenize_line
+from .preprocessing.tokenize import tokenize_line
+
+
+@dataclass
+class XlpeTokenizerConfig(FairseqDataclass):
+    source_lang: str = field(default="en", metadata={"help": "source language"})
+    target_lang: str = field(default="en", metadata={"help": "target language"})
+    lowercase_source: bool = field(
+        default=False, metadata={"help": "lowercase the source, for a lowercased corpus"})
+
+
+@register_tokenizer("xlpe", dataclass=XlpeTokenizerConfig)
+class XlpeTokenizer:
+    def __init__(self, cfg):
+        self.cfg = cfg
+
+    def encode(self, text):
+        return tokenize_line(text, self.cfg.source_lang, self.cfg.lowercase_source)
+
+    def decode(self, text):
+        return detokenize_line(text, self.cfg.target_lang)
