@@ -1,6 +1,11 @@
-"""Reading fairseq-train's log: the validation curve and DPE's order diagnostics."""
-from xlpe_fairseq.evaluation.study.logs import order_diagnostics, validation_curve
-from xlpe_fairseq.evaluation.study.report import order_diagnostics_text
+"""Reading fairseq-train's log: the validation curve, DPE's order diagnostics and InXL's input
+statistics."""
+from xlpe_fairseq.evaluation.study.logs import (
+    input_diagnostics,
+    order_diagnostics,
+    validation_curve,
+)
+from xlpe_fairseq.evaluation.study.report import input_diagnostics_text, order_diagnostics_text
 
 
 def test_validation_curve_reads_fairseq_simple_log(tmp_path):
@@ -33,3 +38,27 @@ def test_order_diagnostics_of_a_log_written_before_the_pairwise_share(tmp_path):
             if row.startswith("| dpe")]
     assert rows[0].endswith("| 54.3% | – |"), rows[0]
     assert rows[1].endswith("| 54.3% | 25.0% |"), rows[1]
+
+
+def test_input_diagnostics_read_the_last_interval_and_validation(tmp_path):
+    log = tmp_path / "train.log"
+    log.write_text(
+        "2026-11-28 | INFO | train_inner | epoch 001:     50 / 106 loss=12.9, nll_loss=12.8, "
+        "xlpe_in_norm=7.15, xlpe_embed_norm=11.316, xlpe_saturated=0.0496, num_updates=50\n"
+        "2026-11-28 | INFO | train_inner | epoch 001:    100 / 106 loss=11.0, nll_loss=10.8, "
+        "xlpe_in_norm=7.5, xlpe_embed_norm=11.5, xlpe_saturated=0.125, num_updates=100\n"
+        "2026-11-28 | INFO | valid | epoch 001 | valid on 'valid' subset | loss 10.5 | "
+        "nll_loss 10.2 | xlpe_in_norm 7.4 | xlpe_embed_norm 11.4 | xlpe_saturated 0.1 | "
+        "num_updates 100\n")
+    found = input_diagnostics(log)
+    assert found["train"] == {"xlpe_in_norm": 7.5, "xlpe_embed_norm": 11.5,
+                              "xlpe_saturated": 0.125, "num_updates": 100}, found
+    assert found["valid"]["xlpe_saturated"] == 0.1
+    assert order_diagnostics(log) == {}, "an InXL log has no order diagnostics"
+    rows = [row for row in input_diagnostics_text({"xlpe-inxl": found}) if row.startswith("| xlpe")]
+    assert rows == ["| xlpe-inxl | train | 7.50 | 11.50 | 12.5% |",
+                    "| xlpe-inxl | valid | 7.40 | 11.40 | 10.0% |"], rows
+    plain = tmp_path / "transformer.log"
+    plain.write_text("2026-11-28 | INFO | valid | epoch 001 | valid on 'valid' subset | "
+                     "nll_loss 9.0 | num_updates 100\n")
+    assert input_diagnostics(plain) == {} and input_diagnostics_text({}) == []

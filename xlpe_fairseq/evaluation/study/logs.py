@@ -1,4 +1,5 @@
-"""What a run's fairseq-train log tells: the validation curve and DPE's order diagnostics."""
+"""What a run's fairseq-train log tells: the validation curve and the criterion's diagnostics
+(DPE's order, InXL's input)."""
 import re
 
 
@@ -42,14 +43,29 @@ ORDER_FIELDS = ("order_loss", "order_own_loss", "order_moved_loss", "order_moved
 LATER_ORDER_FIELDS = ("order_nearer_target",)
 
 
-def order_diagnostics(train_log):
-    """The criterion's order diagnostics at the run's last logged training interval and last
-    validation: ``{"train": {...}, "valid": {...}}``, empty for models without an order loss."""
+def last_logged(train_log, fields, later_fields=()):
+    """``fields`` (and those of ``later_fields`` logged) at the run's last logged training
+    interval and last validation that have all ``fields``: ``{"train": {...}, "valid":
+    {...}}``, each with its ``num_updates``; empty when the model logs none of them."""
     last = {}
     for split, patterns in (("train", TRAIN_LINES), ("valid", (VALID_LINE,))):
-        for fields in log_fields(train_log, *patterns):
-            if all(name in fields for name in ORDER_FIELDS):
-                last[split] = {name: float(fields[name])
-                               for name in ORDER_FIELDS + LATER_ORDER_FIELDS if name in fields}
-                last[split]["num_updates"] = int(fields["num_updates"])
+        for logged in log_fields(train_log, *patterns):
+            if all(name in logged for name in fields):
+                last[split] = {name: float(logged[name])
+                               for name in fields + later_fields if name in logged}
+                last[split]["num_updates"] = int(logged["num_updates"])
     return last
+
+
+def order_diagnostics(train_log):
+    """The criterion's order diagnostics (DPE) at the last training interval and validation."""
+    return last_logged(train_log, ORDER_FIELDS, LATER_ORDER_FIELDS)
+
+
+INPUT_FIELDS = ("xlpe_in_norm", "xlpe_embed_norm", "xlpe_saturated")
+
+
+def input_diagnostics(train_log):
+    """InXL's input statistics (the norms of PE_IN and of the word embedding, the share of
+    saturated tanh units) at the last training interval and validation."""
+    return last_logged(train_log, INPUT_FIELDS)

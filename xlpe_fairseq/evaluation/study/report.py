@@ -10,7 +10,13 @@ from ...io import atomic_output
 from ..bleu import detokenize
 from ..curves import plot_curves
 from ..generate_output import read_hypotheses
-from .logs import LATER_ORDER_FIELDS, ORDER_FIELDS, order_diagnostics
+from .logs import (
+    INPUT_FIELDS,
+    LATER_ORDER_FIELDS,
+    ORDER_FIELDS,
+    input_diagnostics,
+    order_diagnostics,
+)
 from .plan import trained_row
 from .runs import result_files
 from .statistics import summarize, verdict
@@ -111,6 +117,7 @@ def markdown_report(summary, commands, work):
         "detokenized as scored.",
         *oracle_gain_shares_text(summary.get("oracle_gain_shares")),
         *order_diagnostics_text(summary.get("order_diagnostics")),
+        *input_diagnostics_text(summary.get("input_diagnostics")),
         "",
         "## Commands",
         "",
@@ -145,7 +152,10 @@ def write_report(study, models, seeds, references):
                             .read_text(encoding="utf-8").strip())
     summary = summarize(study, labels, seeds, references, hypotheses, results,
                         study.args.bootstrap_samples)
-    summary["order_diagnostics"] = order_diagnostics_by_model(study, models, seeds)
+    summary["order_diagnostics"] = diagnostics_by_model(
+        study, models, seeds, order_diagnostics, ORDER_FIELDS, LATER_ORDER_FIELDS)
+    summary["input_diagnostics"] = diagnostics_by_model(
+        study, models, seeds, input_diagnostics, INPUT_FIELDS)
     with atomic_output(str(study.work / "report.json")) as out:
         out.write(portable_paths(json.dumps(summary, indent=2), study.work))
     with atomic_output(str(study.work / "report.md")) as out:
@@ -163,15 +173,16 @@ def write_report(study, models, seeds, references):
     return summary
 
 
-def order_diagnostics_by_model(study, models, seeds):
-    """Per model with an order loss, each split's diagnostics averaged over seeds."""
+def diagnostics_by_model(study, models, seeds, read, fields, later_fields=()):
+    """Per model that logs ``fields`` (``read`` from a run's log), each split's values averaged
+    over seeds; of ``later_fields``, those every seed logged."""
     by_model = {}
     for model in models:
-        runs = [order_diagnostics(study.run_dir(model, seed) / "train.log") for seed in seeds]
+        runs = [read(study.run_dir(model, seed) / "train.log") for seed in seeds]
         for split in ("train", "valid"):
             if all(split in run for run in runs):
-                names = (*ORDER_FIELDS, "num_updates",
-                         *(name for name in LATER_ORDER_FIELDS
+                names = (*fields, "num_updates",
+                         *(name for name in later_fields
                            if all(name in run[split] for run in runs)))
                 by_model.setdefault(model, {})[split] = {
                     name: float(np.mean([run[split][name] for run in runs])) for name in names}
@@ -220,6 +231,25 @@ def order_diagnostics_text(diagnostics):
                          f"{d['order_moved_own_loss']:.4f} | {d['order_nearest_target']:.1%} | "
                          f"{d['order_nearest_own']:.1%} | "
                          f"{'–' if nearer is None else format(nearer, '.1%')} |")
+    return lines
+
+
+def input_diagnostics_text(diagnostics):
+    if not diagnostics:
+        return []
+    lines = ["", "## What does InXL's input hold?", "",
+             "For each row with `PE_IN = tanh(PE_abs U + PE_XL V)` (Eq. 7), at its last update, "
+             "mean over seeds: the mean norm of `PE_IN` beside that of the scaled word "
+             "embedding it is added to (the Transformer adds a sinusoid of norm √(d/2)), and "
+             "the share of tanh units whose input exceeds 2 in magnitude (saturated: under 7% "
+             "of the gradient passes). Train: the last logged interval; valid: the last "
+             "validation. `xlpe-inxl-diagnostics` reads how well each position can be read "
+             "back from a checkpoint's `PE_IN`.", "",
+             "| model | split | PE_IN norm | embedding norm | saturated |", "|---|---|---|---|---|"]
+    for model, splits in diagnostics.items():
+        for split, d in splits.items():
+            lines.append(f"| {model} | {split} | {d['xlpe_in_norm']:.2f} | "
+                         f"{d['xlpe_embed_norm']:.2f} | {d['xlpe_saturated']:.1%} |")
     return lines
 
 
