@@ -65,7 +65,8 @@ def matmul_work_per_token(label, size, vocab):
     """Multiply-adds per (source + target) token pair: the arithmetic ceiling's input.
 
     Attention score products are left out (short sentences); they are the same in every model.
-    XL PE's InXL projects the position table once per batch, not per token: no extra term.
+    XL PE's InXL and Combination apply U and V (d x d each) to every source token's two
+    sinusoids.
     Shaw et al.'s relative positions meet the ``2k + 1`` table rows (k = 16, the default) once
     per query for keys and once for values in every self-attention layer; rotary positions,
     ALiBi and T5's bias are elementwise (a rotation per query and key, an add per score).
@@ -87,6 +88,8 @@ def matmul_work_per_token(label, size, vocab):
         work += size["encoder_layers"] * 3 * d * d
     if label in ("re-decoder", "re-both"):
         work += size["decoder_layers"] * 3 * d * d
+    if label in ("xlpe-inxl", "xlpe-combination"):
+        work += 2 * d * d
     if label == "relpe":
         work += (size["encoder_layers"] + size["decoder_layers"]) * 2 * (2 * 16 + 1) * d
     return work
