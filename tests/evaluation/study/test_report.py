@@ -77,3 +77,25 @@ def test_report_defines_only_the_variants_it_shows(tmp_path):
     markdown = markdown_report(summary, [], tmp_path / "study")
     assert "`dpe-small` = `dpe --dpe-layers 1`" in markdown, markdown
     assert "dpe-lambda0" not in markdown, "a variant without a row is named:\n" + markdown
+
+
+def test_the_report_gives_the_recipe_advice_for_xl_pe_rows(tmp_path):
+    """The study finds the recipe's score file beside OUT/data-bin/xlpe and repeats its advice
+    line, for studies with XL PE rows only."""
+    from types import SimpleNamespace
+
+    from xlpe_fairseq.evaluation.study.report import xlpe_advice
+
+    xlpe_bin = tmp_path / "data-bin" / "xlpe"
+    xlpe_bin.mkdir(parents=True)
+    (tmp_path / "preorderer.test.score").write_text(
+        "sentences scored (>= 2 tokens): 981\n             Kendall tau     FRS   exact\n"
+        "hypothesis        0.7375  0.6000  0.2000\nmonotone          0.7319  0.6100  0.2100\n")
+    study = SimpleNamespace(args=SimpleNamespace(preorderer_score=None,
+                                                 xlpe_data_bin=str(xlpe_bin)),
+                            reads_positions=lambda model: model.startswith("xlpe"))
+    line = xlpe_advice(study, ["transformer", "xlpe-inxl"])
+    assert line.startswith("advice: XL PE is unlikely to help on this pair"), line
+    assert xlpe_advice(study, ["transformer", "dpe"]) is None, "no XL PE row, no advice"
+    study.args.xlpe_data_bin = str(tmp_path / "other" / "data-bin" / "xlpe")
+    assert xlpe_advice(study, ["xlpe-inxl"]) is None, "no score file found, no advice"

@@ -4,6 +4,7 @@ The command line: its parser, its checks, and ``main``; the package's docstring 
 study does.
 """
 import argparse
+import os
 import re
 import shlex
 import sys
@@ -77,6 +78,10 @@ def build_parser():
     parser.add_argument("--data-bin", required=True, help="fairseq data-bin of the pair")
     parser.add_argument("--xlpe-data-bin",
                         help="data-bin with reorder positions for every split (XL PE models)")
+    parser.add_argument("--preorderer-score",
+                        help="xlpe-reorder-score's table of the XL PE rows' test positions, for "
+                        "the report's advice line (default: preorderer.test.score two folders "
+                        "above --xlpe-data-bin, where the recipes write it, when there)")
     parser.add_argument("--source-lang", required=True)
     parser.add_argument("--target-lang", required=True)
     parser.add_argument("--reference", required=True, help="test reference, one sentence a line")
@@ -153,5 +158,7 @@ def main(argv=None):
         parser.error(f"--baseline {args.baseline} is not one of --models")
     if args.gold and not (args.source_bpe and args.target_bpe):
         parser.error("--gold needs --source-bpe and --target-bpe")
+    if args.preorderer_score and not os.path.isfile(args.preorderer_score):
+        parser.error(f"--preorderer-score {args.preorderer_score}: no such file")
     run_command(lambda: run_study(args), parser.prog)
     return 0

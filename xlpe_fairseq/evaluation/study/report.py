@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 
 from ...io import atomic_output
+from ...preordering.advice import advice, read_score_file
 from ..bleu import detokenize
 from ..curves import plot_curves
 from ..generate_output import read_hypotheses
@@ -108,6 +109,7 @@ def markdown_report(summary, commands, work):
         "that resample the test sentences (paired across systems) and each system's seeds "
         "(with replacement). sd: sample standard deviation over seeds (none for one seed).",
         *verdicts_text(summary["models"]),
+        *([f"XL PE rows: {summary['xlpe_advice']}"] if summary.get("xlpe_advice") else []),
         "",
         f"BLEU: {summary['bleu_signature']}",
         f"chrF: {summary['chrf_signature']}",
@@ -154,6 +156,7 @@ def write_report(study, models, seeds, references):
                         study.args.bootstrap_samples)
     summary["order_diagnostics"] = diagnostics_by_model(
         study, models, seeds, order_diagnostics, ORDER_FIELDS, LATER_ORDER_FIELDS)
+    summary["xlpe_advice"] = xlpe_advice(study, models)
     summary["input_diagnostics"] = diagnostics_by_model(
         study, models, seeds, input_diagnostics, INPUT_FIELDS)
     with atomic_output(str(study.work / "report.json")) as out:
@@ -171,6 +174,27 @@ def write_report(study, models, seeds, references):
         plot_curves(str(study.work / "curves.png"), curves, "updates",
                     "validation NLL (mean over seeds)", y_label="NLL (bits a token)")
     return summary
+
+
+def score_file(args):
+    """The preorderer's test score the XL PE rows' positions were written with: --preorderer-score,
+    or the recipes' OUT/preorderer.test.score beside OUT/data-bin/xlpe; None when not there."""
+    if args.preorderer_score:
+        return args.preorderer_score
+    if not args.xlpe_data_bin:
+        return None
+    recipe_out = os.path.dirname(os.path.dirname(os.path.abspath(args.xlpe_data_bin)))
+    path = os.path.join(recipe_out, "preorderer.test.score")
+    return path if os.path.isfile(path) else None
+
+
+def xlpe_advice(study, models):
+    """The recipe's one-line advice on whether XL PE can gain from its test positions, for a
+    study with XL PE rows whose score file is known."""
+    path = score_file(study.args)
+    if path is None or not any(study.reads_positions(model) for model in models):
+        return None
+    return advice(read_score_file(path))
 
 
 def diagnostics_by_model(study, models, seeds, read, fields, later_fields=()):
