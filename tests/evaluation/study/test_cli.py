@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -328,3 +329,36 @@ def test_variant_names_are_checked_on_the_command_line(corpus, tmp_path, variant
     result = xlpe_study(*args)
     assert result.returncode == 2, result.stderr
     assert (message or "build a variant on a model, not a variant") in result.stderr
+
+
+def test_the_gpu_lease_of_the_inxl_study_runs_on_the_cpu(corpus, position_sets):
+    """docs/results/inxl-at-scale/lease.sh, the command a lent GPU runs, at a tiny budget on
+    the CPU: its variant of the previous init, oracle test positions and best checkpoints (two
+    of its four rows, to keep the test short)."""
+    xlpe, _ = position_sets
+    recipe_out = corpus.root / "lease-corpus"
+    (recipe_out / "data-bin").mkdir(parents=True)
+    (recipe_out / "sets").mkdir()
+    (recipe_out / "raw").mkdir()
+    (recipe_out / "data-bin" / "dpe").symlink_to(corpus.data_bin)
+    (recipe_out / "data-bin" / "xlpe").symlink_to(xlpe)
+    (recipe_out / "sets" / "oracle").symlink_to(xlpe)
+    (recipe_out / "raw" / "test.yy").symlink_to(corpus.raw / "test.yy")
+    work = corpus.root / "lease-work"
+    lease = Path(__file__).resolve().parents[3] / "docs" / "results" / "inxl-at-scale" / "lease.sh"
+    result = subprocess.run(
+        ["bash", str(lease), "1", str(recipe_out), str(work), "--cpu", "--updates", "2",
+         "--train-args", TINY, "--jobs", "2", "--bootstrap-samples", "50",
+         "--generate-args", "--beam 1 --batch-size 16", "--models", "transformer",
+         "xlpe-inxl-xavier"],
+        capture_output=True, text=True, env={**os.environ, "SRC": "xx", "TGT": "yy",
+                                             "PATH": f"{Path(sys.executable).parent}:"
+                                                     f"{os.environ['PATH']}"})
+    assert result.returncode == 0, result.stderr[-3000:]
+    report = json.loads((work / "report.json").read_text())
+    assert [row["model"] for row in report["models"]] == [
+        "transformer", "xlpe-inxl-xavier", "xlpe-inxl-xavier [test: oracle]"]
+    assert report["settings"]["checkpoint"] == "best"
+    command = (work / "runs" / "xlpe-inxl-xavier" / "seed1" / "command.txt").read_text()
+    assert "--xlpe-init xavier" in command, "the variant must train with the previous init"
+    assert set(report["input_diagnostics"]) == {"xlpe-inxl-xavier"}, report["input_diagnostics"]
