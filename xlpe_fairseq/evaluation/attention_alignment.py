@@ -37,6 +37,7 @@ from .alignment_error_rate import (
     word_count,
 )
 from .compare import named_path
+from ..io import NON_NEGATIVE, positive_int
 
 
 def load_model(checkpoint, data_bin, preorderer=None):
@@ -200,12 +201,12 @@ def build_parser():
                         metavar="NAME=FILE", help="BPE-level links of an aligner; repeatable")
     parser.add_argument("--data-bin", help="binarized data of the split, for --checkpoint")
     parser.add_argument("--split", default="test", help="split of --data-bin (default: test)")
-    parser.add_argument("--alignment-layer", type=int,
+    parser.add_argument("--alignment-layer", type=NON_NEGATIVE,
                         help="0-based decoder layer (default: the penultimate, as in XL PE §4.3; "
                         "an LSTM's one attention comes after its last layer)")
     parser.add_argument("--preorderer", help="preorderer checkpoint for XL PE models on a split "
                         "without reorder files (default: the one in the checkpoint's config)")
-    parser.add_argument("--max-tokens", type=int, default=4000)
+    parser.add_argument("--max-tokens", type=positive_int, default=4000)
     parser.add_argument("--write-links", metavar="DIR",
                         help="write each system's word links to DIR/NAME.align")
     parser.add_argument("--json", help="also write the scores to this JSON file")

@@ -36,6 +36,7 @@ from ..io import (
 )
 from .bleu import add_tokenize_argument, bleu_tokenizer, detokenize, metrics, score
 from .generate_output import IncompleteGenerationError, read_hypotheses
+from ..io import BOOTSTRAP_SAMPLES, SEED
 
 USER_DIR = str(Path(__file__).resolve().parents[1])
 # state-dict entries that are buffers, not parameters: fairseq's encoder/decoder ``version``
@@ -228,8 +229,8 @@ def build_parser():
                         help="the reference is Moses-tokenized: detokenize it like the hypotheses")
     add_tokenize_argument(parser)
     parser.add_argument("--baseline", help="system the others are tested against (default: first)")
-    parser.add_argument("--bootstrap-samples", type=int, default=1000)
-    parser.add_argument("--seed", type=int, default=12345, help="seed of the bootstrap resampling")
+    parser.add_argument("--bootstrap-samples", type=BOOTSTRAP_SAMPLES, default=1000)
+    parser.add_argument("--seed", type=SEED, default=12345, help="seed of the bootstrap resampling")
     parser.add_argument("--data-bin", help="binarized data for --checkpoint systems")
     parser.add_argument("--gen-subset", default="test", help="split --checkpoint systems translate")
     parser.add_argument("--generate-args", default="--beam 5 --max-tokens 4000",

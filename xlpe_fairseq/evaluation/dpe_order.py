@@ -25,6 +25,7 @@ from ..io import (
     run_command,
 )
 from .attention_alignment import load_model, split_batches
+from ..io import positive_int
 
 
 def ranked_positions(nearest, own):
@@ -95,7 +96,7 @@ def build_parser():
     parser.add_argument("--output", required=True,
                         help="reorder file to write: per line, each source BPE piece's position "
                         "in the predicted order")
-    parser.add_argument("--max-tokens", type=int, default=4000,
+    parser.add_argument("--max-tokens", type=positive_int, default=4000,
                         help="source and target tokens a batch (default: 4000)")
     return parser
 

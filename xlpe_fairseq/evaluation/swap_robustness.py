@@ -44,6 +44,7 @@ from .bleu import add_tokenize_argument, bleu_tokenizer, detokenize, score
 from .compare import named_path
 from .curves import markdown_table, plot_curves
 from .generate_output import read_hypotheses
+from ..io import Number, SEED, positive_int
 
 USER_DIR = str(Path(__file__).resolve().parents[1])
 BPE_CONTINUATION = "@@"
@@ -205,6 +206,9 @@ def write_outputs(result, output_dir):
     return table
 
 
+PERCENTAGE = Number(float, minimum=0, maximum=100)
+
+
 def build_parser():
     parser = argparse.ArgumentParser(prog="xlpe-swap-robustness",
                                      description=__doc__.splitlines()[0],
@@ -223,10 +227,10 @@ def build_parser():
     parser.add_argument("--source-lang", required=True, help="source language code, e.g. he")
     parser.add_argument("--target-lang", required=True, help="target language code, e.g. en")
     add_tokenize_argument(parser)
-    parser.add_argument("--percentages", type=float, nargs="+", default=DEFAULT_PERCENTAGES,
+    parser.add_argument("--percentages", type=PERCENTAGE, nargs="+", default=DEFAULT_PERCENTAGES,
                         help="percentages of words to swap in every sentence")
-    parser.add_argument("--limit", type=int, help="use only the first N test sentences")
-    parser.add_argument("--seed", type=int, default=1, help="seed of the random swaps")
+    parser.add_argument("--limit", type=positive_int, help="use only the first N test sentences")
+    parser.add_argument("--seed", type=SEED, default=1, help="seed of the random swaps")
     parser.add_argument("--preorderer",
                         help="preorderer for XL PE checkpoints: positions are predicted from "
                         "the swapped source")

@@ -29,6 +29,7 @@ from ..io import InputError, open_text, require_files, run_command
 from ..preprocessing.bpe import bpe_applier, write_checked_codes
 from ..preprocessing.tokenize import tokenize_line
 from .detokenize import detokenize_line
+from ..io import FINITE, positive_int
 
 
 def read_recipe_env(path):
@@ -168,20 +169,20 @@ def build_parser():
                         help="lowercase the input (default: if the corpus was lowercased)")
     parser.add_argument("--preorderer", help="xlpe-preorder-train checkpoint, for XL PE models "
                         "(default: OUT/preorderer.pt)")
-    parser.add_argument("--preorderer-nbest", type=int, default=1,
+    parser.add_argument("--preorderer-nbest", type=positive_int, default=1,
                         help="translate each sentence with each of the preorderer's N best "
                         "reorderings and keep the best-scoring translation, for N times the "
                         "decoding time (XL PE models) (default: %(default)s)")
-    parser.add_argument("--preorderer-nbest-weight", type=float, default=0.1,
+    parser.add_argument("--preorderer-nbest-weight", type=FINITE, default=0.1,
                         help="weight of the reordering's search score in that choice "
                         "(default: %(default)s)")
     parser.add_argument("--input", help="raw source text, one sentence a line (default: stdin)")
-    parser.add_argument("--beam", type=int, default=5, help="beam size (default: %(default)s)")
-    parser.add_argument("--lenpen", type=float, default=1.0,
+    parser.add_argument("--beam", type=positive_int, default=5, help="beam size (default: %(default)s)")
+    parser.add_argument("--lenpen", type=FINITE, default=1.0,
                         help="length penalty (default: %(default)s)")
-    parser.add_argument("--batch-size", type=int, default=64,
+    parser.add_argument("--batch-size", type=positive_int, default=64,
                         help="sentences per batch (default: %(default)s)")
-    parser.add_argument("--buffer-size", type=int, default=1000,
+    parser.add_argument("--buffer-size", type=positive_int, default=1000,
                         help="lines read before translating them (default: %(default)s; 1 "
                         "translates each line as it comes)")
     parser.add_argument("--cpu", action="store_true", help="translate on the CPU even if a GPU "

@@ -24,6 +24,7 @@ from .train import (
     train_preorderer,
     training_settings,
 )
+from ..io import Number
 
 
 def cross_fit(sentences, positions, folds, valid=None, log=None, **settings):
@@ -65,10 +66,10 @@ def build_parser():
     )
     parser.add_argument("--output", required=True,
                         help="reorder file of the cross-fitted predictions")
-    parser.add_argument("--folds", type=int, default=2, help="number of folds (>= 2)")
+    parser.add_argument("--folds", type=Number(int, minimum=2), default=2, help="number of folds (>= 2)")
     parser.add_argument("--mixed-output",
                         help="also write a mix of oracle and cross-fitted positions here")
-    parser.add_argument("--oracle-fraction", type=float, default=0.5,
+    parser.add_argument("--oracle-fraction", type=Number(float, minimum=0, maximum=1), default=0.5,
                         help="share of sentences that keep oracle positions in --mixed-output")
     add_training_arguments(parser, save=False)
     return parser

@@ -43,6 +43,7 @@ from ..io import (
     run_command,
     temporary_directory,
 )
+from ..io import SEED, WORKERS
 
 INSTALL_HINTS = {
     "eflomal-align": "pip install eflomal",
@@ -275,9 +276,10 @@ def _seed(text):
     if text == "none":
         return None
     try:
-        return int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"an integer or 'none', not {text!r}") from None
+        return SEED(text)
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(
+            f"expected {SEED.describe()} or 'none', got {text!r}") from None
 
 
 def build_parser():
@@ -297,7 +299,7 @@ def build_parser():
     parser.add_argument("--aligner-args", default="",
                         help="extra aligner options as one shell-quoted string, attached "
                         "with '=' because it starts with a dash: --aligner-args='--model 2'")
-    parser.add_argument("--workers", type=positive_int, default=default_workers(),
+    parser.add_argument("--workers", type=WORKERS, default=default_workers(),
                         help="cores to use: parallel chunks, aligner threads (default: all)")
     parser.add_argument("--chunk-size", type=positive_int, default=250000,
                         help="sentence pairs aligned together (default: 250000); smaller "

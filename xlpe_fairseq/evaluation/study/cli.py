@@ -22,6 +22,7 @@ from .plan import Study
 from .profiles import MODEL_NAMES, PROFILES
 from .report import write_report
 from .runs import finished, run_pending
+from ...io import BOOTSTRAP_SAMPLES, SEED, WORKERS, positive_int
 
 
 def run_study(args):
@@ -88,12 +89,12 @@ def build_parser():
                         f"{', '.join(MODEL_NAMES)}; an XL PE or DPE model as MODEL@SET trains "
                         "on the position set SET (--positions); a --variant's NAME")
     parser.add_argument("--baseline", help="model the others are tested against (default: first)")
-    parser.add_argument("--seeds", nargs="+", type=int, default=[1, 2, 3])
+    parser.add_argument("--seeds", nargs="+", type=SEED, default=[1, 2, 3])
     parser.add_argument("--profile", choices=sorted(PROFILES), default="cpu-demo",
                         help="model size and optimizer (default: cpu-demo, the demo's settings; "
                         "gpu-iwslt: fairseq's transformer_iwslt_de_en size, 512/1024 6+6, "
                         "in fp16 on one GPU)")
-    parser.add_argument("--updates", type=int, help="training updates per run (default: the "
+    parser.add_argument("--updates", type=positive_int, help="training updates per run (default: the "
                         "profile's: 500 for cpu-demo, 4000 for gpu-iwslt)")
     parser.add_argument("--cpu", action="store_true", help="train and decode on the CPU "
                         "whatever the profile")
@@ -111,7 +112,7 @@ def build_parser():
                         "'dpe-lambda0=dpe --order-lambda 0' (repeatable)")
     parser.add_argument("--test-positions", nargs="+", default=[], metavar="NAME",
                         help="also decode every XL PE run with these sets' test positions")
-    parser.add_argument("--jobs", type=int, default=1,
+    parser.add_argument("--jobs", type=WORKERS, default=1,
                         help="runs trained at once (default: 1; on a CPU set OMP_NUM_THREADS to "
                         "cores / jobs)")
     parser.add_argument("--checkpoint", choices=["last", "best"], default="last",
@@ -122,7 +123,7 @@ def build_parser():
     parser.add_argument("--gold", help="gold word alignment of the test split: adds AER")
     parser.add_argument("--source-bpe", help="BPE source of the test split (with --gold)")
     parser.add_argument("--target-bpe", help="BPE target of the test split (with --gold)")
-    parser.add_argument("--bootstrap-samples", type=int, default=1000)
+    parser.add_argument("--bootstrap-samples", type=BOOTSTRAP_SAMPLES, default=1000)
     parser.add_argument("--work", required=True, help="folder of the runs and the report")
     return parser
 
