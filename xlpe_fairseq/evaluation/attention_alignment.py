@@ -19,11 +19,14 @@ import sys
 
 from ..help_format import HelpFormatter
 from ..io import (
+    NON_NEGATIVE,
     InputError,
     atomic_output,
     check_dictionaries,
     check_output_directory,
     check_outputs,
+    load_fairseq_ensemble,
+    positive_int,
     run_command,
 )
 from .alignment_error_rate import (
@@ -37,24 +40,19 @@ from .alignment_error_rate import (
     word_count,
 )
 from .compare import named_path
-from ..io import NON_NEGATIVE, positive_int
 
 
 def load_model(checkpoint, data_bin, preorderer=None):
     """``(model, task)`` of a checkpoint, with the plugin registered in fairseq first."""
     check_dictionaries(data_bin)
     os.environ.setdefault("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "1")
-    from fairseq import checkpoint_utils
-
-    # importing the plugin's modules after fairseq registers its task, models and criterion
+    # registers the plugin's task, models and criterion with fairseq
     from .. import criterions, models, tasks  # noqa: F401
 
     overrides = {"data": data_bin}
     if preorderer:
         overrides["preorderer"] = preorderer
-    ensemble, _, task = checkpoint_utils.load_model_ensemble_and_task(
-        [checkpoint], arg_overrides=overrides
-    )
+    ensemble, _, task = load_fairseq_ensemble([checkpoint], overrides)
     return ensemble[0].eval(), task
 
 

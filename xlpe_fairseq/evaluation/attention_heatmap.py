@@ -18,10 +18,9 @@ import unicodedata
 from pathlib import Path
 
 from ..help_format import HelpFormatter
-from ..io import InputError, atomic_output, check_outputs, run_command
+from ..io import NON_NEGATIVE, InputError, atomic_output, check_outputs, run_command
 from .attention_alignment import attention_layer, forced_attention_of_batch, load_model
 from .compare import named_path
-from ..io import NON_NEGATIVE
 
 BPE_CONTINUATION = "@@"
 # DejaVu Sans (matplotlib's default) has Hebrew and Arabic; the others cover scripts it lacks

@@ -23,12 +23,15 @@ import numpy as np
 
 from ..help_format import HelpFormatter
 from ..io import (
+    BOOTSTRAP_SAMPLES,
+    SEED,
     InputError,
     ToolError,
     atomic_output,
     atomic_outputs,
     check_dictionaries,
     check_outputs,
+    fairseq_checkpoint,
     read_lines,
     require_files,
     require_lines,
@@ -36,7 +39,6 @@ from ..io import (
 )
 from .bleu import add_tokenize_argument, bleu_tokenizer, detokenize, metrics, score
 from .generate_output import IncompleteGenerationError, read_hypotheses
-from ..io import BOOTSTRAP_SAMPLES, SEED
 
 USER_DIR = str(Path(__file__).resolve().parents[1])
 # state-dict entries that are buffers, not parameters: fairseq's encoder/decoder ``version``
@@ -56,13 +58,7 @@ def named_path(spec):
 
 def read_checkpoint(checkpoint):
     """A fairseq checkpoint's saved state (weights, ``cfg``, ...), loaded on the CPU."""
-    import torch  # only this mode needs torch; the scoring path does not
-
-    require_files([checkpoint])
-    state = torch.load(checkpoint, map_location="cpu", weights_only=False)
-    if "model" not in state:
-        raise InputError(f"{checkpoint}: not a fairseq checkpoint (no 'model' state)")
-    return state
+    return fairseq_checkpoint(checkpoint)
 
 
 def parameter_count(checkpoint):

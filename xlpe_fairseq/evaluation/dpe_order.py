@@ -21,11 +21,11 @@ from ..io import (
     atomic_output,
     check_dictionaries,
     check_outputs,
+    positive_int,
     require_files,
     run_command,
 )
 from .attention_alignment import load_model, split_batches
-from ..io import positive_int
 
 
 def ranked_positions(nearest, own):

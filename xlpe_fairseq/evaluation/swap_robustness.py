@@ -31,12 +31,15 @@ from pathlib import Path
 
 from ..help_format import HelpFormatter
 from ..io import (
+    SEED,
     InputError,
+    Number,
     ToolError,
     atomic_output,
     check_dictionaries,
     check_output_directory,
     check_same_line_count,
+    positive_int,
     read_lines,
     run_command,
 )
@@ -44,7 +47,6 @@ from .bleu import add_tokenize_argument, bleu_tokenizer, detokenize, score
 from .compare import named_path
 from .curves import markdown_table, plot_curves
 from .generate_output import read_hypotheses
-from ..io import Number, SEED, positive_int
 
 USER_DIR = str(Path(__file__).resolve().parents[1])
 BPE_CONTINUATION = "@@"

@@ -25,11 +25,19 @@ import sys
 import tempfile
 
 from ..help_format import HelpFormatter
-from ..io import InputError, open_text, require_files, run_command
+from ..io import (
+    FINITE,
+    InputError,
+    load_fairseq_ensemble,
+    open_text,
+    positive_int,
+    require_files,
+    run_command,
+    text_lines,
+)
 from ..preprocessing.bpe import bpe_applier, write_checked_codes
 from ..preprocessing.tokenize import tokenize_line
 from .detokenize import detokenize_line
-from ..io import FINITE, positive_int
 
 
 def read_recipe_env(path):
@@ -73,7 +81,6 @@ def load_translator(args, checkpoints):
     # fairseq and torch are imported here: they take seconds, which --help and a wrong
     # argument need not wait for
     import torch
-    from fairseq import checkpoint_utils
     from fairseq.data.data_utils import post_process
     from fairseq.hub_utils import GeneratorHubInterface
 
@@ -110,8 +117,7 @@ def load_translator(args, checkpoints):
     for key in ("source_lang", "target_lang"):
         if getattr(args, key):
             overrides[key] = getattr(args, key)
-    ensemble, cfg, task = checkpoint_utils.load_model_ensemble_and_task(
-        checkpoints, arg_overrides=overrides)
+    ensemble, cfg, task = load_fairseq_ensemble(checkpoints, overrides)
     args.source_lang, args.target_lang = cfg.task.source_lang, cfg.task.target_lang
     if getattr(task, "reorder_role", None) == "input" and not args.preorderer:
         raise InputError(f"{checkpoints[0]} is an XL PE model: it reads reorder positions, which "
@@ -193,16 +199,14 @@ def build_parser():
 def main(argv=None):
     parser = build_parser()
     args = parser.parse_args(argv)
-    if min(args.beam, args.batch_size, args.buffer_size, args.preorderer_nbest) < 1:
-        parser.error("--beam, --batch-size, --buffer-size and --preorderer-nbest must be at "
-                     "least 1")
 
     def body():
         sys.stdout.reconfigure(encoding="utf-8")
         checkpoints = resolve_arguments(args)
         translator = load_translator(args, checkpoints)
         if args.input:
-            with open_text(args.input) as lines:
+            # the line rule of every command: a lone \r is refused, not a line end
+            with text_lines(args.input) as lines:
                 translate(translator, lines, args, sys.stdout)
         else:
             sys.stdin.reconfigure(encoding="utf-8")

@@ -5,6 +5,7 @@
 - ``lines``: strict UTF-8, one rule for line ends, line counts, chunks of parallel files;
 - ``outputs``: outputs checked before any work, written atomically, no temporaries left;
 - ``workers``: an order-preserving parallel map whose workers never outlive the command;
+- ``checkpoints``: checkpoints read, every file that is not one refused in one line;
 - ``command``: ``run_command``, errors into a message and exit status 1, signals into
   ``Terminated``;
 - ``options``: the ranges of numeric options (argparse types, checks of fairseq options) and
@@ -12,6 +13,7 @@
 
 Commands import from here; the modules say where each piece lives.
 """
+from .checkpoints import fairseq_checkpoint, load_fairseq_ensemble, read_checkpoint
 from .command import Terminated, run_command, termination_deferred
 from .errors import InputError, OptionError, ToolError
 from .lines import (

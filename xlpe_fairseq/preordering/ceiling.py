@@ -21,10 +21,9 @@ import contextlib
 from collections import Counter, defaultdict
 
 from ..help_format import HelpFormatter
-from ..io import check_same_line_count, run_command, text_lines
+from ..io import check_same_line_count, positive_int, run_command, text_lines
 from ..reordering.reorder_file import parse_reorder_line
 from .metrics import corpus_scores, monotone_scores
-from ..io import positive_int
 
 PARTNERS = 8
 

@@ -16,7 +16,7 @@ import sys
 import torch
 
 from ..help_format import HelpFormatter
-from ..io import atomic_output, check_outputs, run_command
+from ..io import Number, atomic_output, check_outputs, run_command
 from .corpus import read_source_with_reorder
 from .train import (
     add_training_arguments,
@@ -24,7 +24,6 @@ from .train import (
     train_preorderer,
     training_settings,
 )
-from ..io import Number
 
 
 def cross_fit(sentences, positions, folds, valid=None, log=None, **settings):

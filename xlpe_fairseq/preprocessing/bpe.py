@@ -16,6 +16,7 @@ import sys
 
 from ..help_format import HelpFormatter
 from ..io import (
+    WORKERS,
     InputError,
     add_parallel_arguments,
     atomic_output,
@@ -30,7 +31,6 @@ from ..io import (
     run_command,
     temporary_directory,
 )
-from ..io import WORKERS
 
 END_OF_WORD = "</w>"
 

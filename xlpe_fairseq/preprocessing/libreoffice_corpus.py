@@ -20,8 +20,15 @@ import random
 import sys
 
 from ..help_format import HelpFormatter
-from ..io import InputError, atomic_output, check_output_directory, open_text, run_command
-from ..io import SEED, positive_int
+from ..io import (
+    SEED,
+    InputError,
+    atomic_output,
+    check_output_directory,
+    open_text,
+    positive_int,
+    run_command,
+)
 
 TEXT_TAGS = {"p", "h1", "h2", "h3", "h4", "h5", "h6"}
 ID_PREFIXES = ("par_", "hd_")

@@ -12,8 +12,15 @@ import os
 import random
 import sys
 
-from ..io import InputError, atomic_output, check_same_line_count, read_lines, run_command
-from ..io import SEED, positive_int
+from ..io import (
+    SEED,
+    InputError,
+    atomic_output,
+    check_same_line_count,
+    positive_int,
+    read_lines,
+    run_command,
+)
 
 MAX_HELD_OUT = 1000
 HELD_OUT_SHARE = 0.05

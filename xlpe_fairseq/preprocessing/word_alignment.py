@@ -29,6 +29,8 @@ import time
 
 from ..help_format import HelpFormatter
 from ..io import (
+    SEED,
+    WORKERS,
     InputError,
     ToolError,
     atomic_outputs,
@@ -43,7 +45,6 @@ from ..io import (
     run_command,
     temporary_directory,
 )
-from ..io import SEED, WORKERS
 
 INSTALL_HINTS = {
     "eflomal-align": "pip install eflomal",

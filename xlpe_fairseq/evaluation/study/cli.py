@@ -10,9 +10,13 @@ import sys
 
 from ...help_format import HelpFormatter
 from ...io import (
+    BOOTSTRAP_SAMPLES,
+    SEED,
+    WORKERS,
     check_dictionaries,
     check_output_directory,
     check_utf8,
+    positive_int,
     read_lines,
     require_files,
     run_command,
@@ -22,7 +26,6 @@ from .plan import Study
 from .profiles import MODEL_NAMES, PROFILES
 from .report import write_report
 from .runs import finished, run_pending
-from ...io import BOOTSTRAP_SAMPLES, SEED, WORKERS, positive_int
 
 
 def run_study(args):
