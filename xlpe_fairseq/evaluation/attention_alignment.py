@@ -21,6 +21,7 @@ from ..help_format import HelpFormatter
 from ..io import (
     NON_NEGATIVE,
     InputError,
+    OptionError,
     atomic_output,
     check_dictionaries,
     check_output_directory,
@@ -98,6 +99,10 @@ def split_batches(model, task, split, max_tokens):
     as fairseq-generate would make them."""
     task.load_dataset(split)
     dataset = task.dataset(split)
+    longest = max((dataset.num_tokens(index) for index in range(len(dataset))), default=0)
+    if longest > max_tokens:
+        raise OptionError(f"--max-tokens {max_tokens} is less than the {longest} tokens of the "
+                          f"longest sentence pair of {split}: a batch must hold one")
     batches = task.get_batch_iterator(
         dataset=dataset, max_tokens=max_tokens, max_positions=model.max_positions(),
         # a sentence too long for the model must fail, not vanish from the results

@@ -36,6 +36,7 @@ from ..io import (
     require_files,
     require_lines,
     run_command,
+    shell_words,
 )
 from .bleu import add_tokenize_argument, bleu_tokenizer, detokenize, metrics, score
 from .generate_output import IncompleteGenerationError, read_hypotheses
@@ -229,7 +230,7 @@ def build_parser():
     parser.add_argument("--seed", type=SEED, default=12345, help="seed of the bootstrap resampling")
     parser.add_argument("--data-bin", help="binarized data for --checkpoint systems")
     parser.add_argument("--gen-subset", default="test", help="split --checkpoint systems translate")
-    parser.add_argument("--generate-args", default="--beam 5 --max-tokens 4000",
+    parser.add_argument("--generate-args", type=shell_words, default="--beam 5 --max-tokens 4000",
                         help="further fairseq-generate options for --checkpoint systems, one "
                         "string (default: %(default)s)")
     parser.add_argument("--output-dir", default=".",

@@ -42,6 +42,7 @@ from .options import (
     add_parallel_arguments,
     default_workers,
     positive_int,
+    shell_words,
 )
 from .outputs import (
     atomic_output,

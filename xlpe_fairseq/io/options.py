@@ -1,11 +1,13 @@
-"""Numeric options, one rule for all: every command's argparse options and the plugin's fairseq
+"""Option values checked where they are parsed. Numeric options, one rule for all: every command's argparse options and the plugin's fairseq
 options take a value that is a number of the right kind, finite, and inside its range, whose
 upper bound fits the machine (--workers no more than the cores, sizes no larger than memory
-can hold); anything else is a usage error of one line naming the option.
+can hold); anything else is a usage error of one line naming the option. Options that hold further
+options as one string must split into shell words.
 """
 import argparse
 import math
 import os
+import shlex
 
 from .errors import OptionError
 
@@ -83,6 +85,17 @@ BOOTSTRAP_SAMPLES = Number(int, minimum=1, maximum=100000)
 NON_NEGATIVE = Number(int, minimum=0)
 # any finite number (a weight, a length penalty)
 FINITE = Number(float)
+
+
+def shell_words(text):
+    """argparse type of options passed on as one shell-quoted string: ``text`` unchanged
+    once it splits into words (an unbalanced quote is a usage error, not a traceback)."""
+    try:
+        shlex.split(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(
+            f"expected options as one shell-quoted string, got {text!r} ({err})") from None
+    return text
 
 
 def add_parallel_arguments(parser, chunk_size, unit="lines"):

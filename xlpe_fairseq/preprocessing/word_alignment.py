@@ -43,6 +43,7 @@ from ..io import (
     read_parallel_chunks,
     require_lines,
     run_command,
+    shell_words,
     temporary_directory,
 )
 
@@ -297,7 +298,7 @@ def build_parser():
     parser.add_argument("--reverse-output", help="also write the target-to-source links")
     parser.add_argument("--aligner", choices=sorted(ALIGNERS), default="eflomal",
                         help="eflomal (default, eflomal-align) or fast_align (binary on PATH)")
-    parser.add_argument("--aligner-args", default="",
+    parser.add_argument("--aligner-args", type=shell_words, default="",
                         help="extra aligner options as one shell-quoted string, attached "
                         "with '=' because it starts with a dash: --aligner-args='--model 2'")
     parser.add_argument("--workers", type=WORKERS, default=default_workers(),

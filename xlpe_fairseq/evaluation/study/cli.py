@@ -20,6 +20,7 @@ from ...io import (
     read_lines,
     require_files,
     run_command,
+    shell_words,
 )
 from ..bleu import add_tokenize_argument, bleu_tokenizer, detokenize
 from .plan import Study
@@ -101,7 +102,7 @@ def build_parser():
                         "profile's: 500 for cpu-demo, 4000 for gpu-iwslt)")
     parser.add_argument("--cpu", action="store_true", help="train and decode on the CPU "
                         "whatever the profile")
-    parser.add_argument("--train-args", default="", help="further fairseq-train options for "
+    parser.add_argument("--train-args", type=shell_words, default="", help="further fairseq-train options for "
                         "every run, one string (part of the study's settings); a "
                         "--validate-interval-updates here replaces the profile's")
     parser.add_argument("--positions", action="append", default=[], type=position_set,
@@ -121,7 +122,7 @@ def build_parser():
     parser.add_argument("--checkpoint", choices=["last", "best"], default="last",
                         help="checkpoint each run is evaluated with (default: last)")
     parser.add_argument("--gen-subset", default="test")
-    parser.add_argument("--generate-args", default="--beam 5 --batch-size 100",
+    parser.add_argument("--generate-args", type=shell_words, default="--beam 5 --batch-size 100",
                         help="fairseq-generate options, one string (default: %(default)s)")
     parser.add_argument("--gold", help="gold word alignment of the test split: adds AER")
     parser.add_argument("--source-bpe", help="BPE source of the test split (with --gold)")
