@@ -72,8 +72,9 @@ class Number:
         return value
 
 
-# counts and sizes (threads, chunk sizes, beams, batches) whose upper bound the work sets
-positive_int = Number(int, minimum=1)
+# counts and sizes (chunk sizes, beams, batches, token budgets): no more than an index of
+# Python (itertools.islice) and NumPy (int64) holds
+positive_int = Number(int, minimum=1, maximum=2 ** 63 - 1)
 # seeds of Python's, NumPy's and torch's generators (NumPy takes no more than 32 bits)
 SEED = Number(int, minimum=0, maximum=2 ** 32 - 1)
 # processes and threads: one a core; more only slow the machine down
