@@ -233,7 +233,7 @@ def test_positions_of_another_split_stop_training_in_one_line(data_bin, tmp_path
 def test_a_plugin_option_out_of_range_is_a_command_line_error(data_bin, tmp_path):
     out = run("fairseq_cli.train", *training_args(data_bin, "dpe", tmp_path / "ckpt", max_update=1),
               "--order-lambda", "2", expect_failure=True)
-    assert_one_line_error(out, 2, "--order-lambda must be in [0, 1], got 2.0")
+    assert_one_line_error(out, 2, "--order-lambda must be a finite number of at least 0 and at most 1, got 2.0")
 
 
 @pytest.fixture(scope="module")

@@ -10,12 +10,8 @@ argparse does). Any other exception keeps Python's report.
 import os
 import sys
 
-from .io import InputError
+from .io import InputError, OptionError
 from .reordering.reorder_file import ReorderFileError
-
-
-class OptionError(ValueError):
-    """Plugin options that cannot work together or are out of range."""
 
 
 class MissingReorderPositionsError(FileNotFoundError):

@@ -84,3 +84,19 @@ def test_sentence_count_mismatch_is_an_error():
 
 def test_format_links_sorts():
     assert format_links({(2, 0), (0, 1), (0, 0)}) == "0-0 0-1 2-0"
+
+
+@pytest.mark.parametrize("gold_lines", [[], ["", ""], ["0?0", ""]])
+def test_xlpe_aer_refuses_gold_without_sure_links(tmp_path, capsys, gold_lines):
+    from xlpe_fairseq.evaluation import attention_alignment
+
+    gold = tmp_path / "gold.align"
+    gold.write_text("".join(line + "\n" for line in gold_lines))
+    links = tmp_path / "pred.align"
+    links.write_text("".join("\n" for _ in gold_lines))
+    with pytest.raises(SystemExit) as exit_info:
+        attention_alignment.main(["--gold", str(gold), "--links", f"sys={links}"])
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 1, err
+    assert len(err.splitlines()) == 1 and "AER" not in capsys.readouterr().out, err
+    assert f"{gold}: no" in err, err

@@ -56,3 +56,61 @@ def test_a_short_reference_is_blamed_on_the_reference(tmp_path, capsys):
     err = expect_error(bleu.main, ["--generate-output", generated, "--reference", reference,
                                    "--target-lang", "en"], capsys)
     assert f"{reference} has 2 lines but {generated} holds hypotheses for 3 sentences" in err
+
+
+@pytest.mark.parametrize("main", [bleu.main, compare.main], ids=["bleu", "compare"])
+def test_two_generate_outputs_joined_are_refused(tmp_path, capsys, main):
+    first = generate_output(tmp_path / "a.out", ["a house", "a dog"])
+    second = generate_output(tmp_path / "b.out", ["the cat", "the mouse"])
+    joined = tmp_path / "joined.out"
+    joined.write_text(open(second).read() + open(first).read())
+    reference = write(tmp_path / "ref.en", ["a house", "a dog"])
+    option = "--generate-output" if main is bleu.main else "--generated"
+    err = expect_error(main, [option, str(joined), "--reference", reference,
+                              "--target-lang", "en"], capsys)
+    assert f"{joined} line 3: sentence 0 again (first at line 1)" in err
+
+
+def test_the_nbest_hypotheses_of_one_sentence_are_one_sentence(tmp_path, capsys):
+    generated = write(tmp_path / "gen.out", [
+        "S-0\ta dog", "H-0\t-0.1\ta dog", "D-0\t-0.1\ta dog", "P-0\t-0.1 -0.1 -0.1",
+        "H-0\t-0.9\tthe dog", "D-0\t-0.9\tthe dog", "P-0\t-0.9 -0.9 -0.9",
+        "S-1\ta cat", "H-1\t-0.1\ta cat", "H-1\t-0.8\tthe cat"])
+    reference = write(tmp_path / "ref.en", ["a dog", "a cat"])
+    bleu.main(["--generate-output", generated, "--reference", reference, "--target-lang", "en"])
+    assert "chrF 100.00" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("line", ["H-0 -0.5 a house", "H-x\t-0.5\ta house", "H-0\ta house"])
+def test_a_malformed_hypothesis_line_is_named_not_blamed_on_fairseq(tmp_path, capsys, line):
+    generated = write(tmp_path / "gen.out", [line])
+    reference = write(tmp_path / "ref.en", ["a house"])
+    err = expect_error(bleu.main, ["--generate-output", generated, "--reference", reference,
+                                   "--target-lang", "en"], capsys)
+    assert f"{generated} line 1: not a hypothesis line" in err
+    assert "required-batch-size-multiple" not in err
+
+
+def test_a_long_reference_is_blamed_on_the_reference(tmp_path, capsys):
+    generated = generate_output(tmp_path / "gen.out", ["a house", "a dog"])
+    reference = write(tmp_path / "ref.en", ["a house", "a dog", "a cat"])
+    err = expect_error(bleu.main, ["--generate-output", generated, "--reference", reference,
+                                   "--target-lang", "en"], capsys)
+    assert f"{reference} has 3 lines but {generated} holds hypotheses for 2 sentences" in err
+    assert "required-batch-size-multiple" not in err
+
+
+@pytest.mark.parametrize("option, value", [
+    ("--bootstrap-samples", "0"), ("--bootstrap-samples", "-5"),
+    ("--bootstrap-samples", "1000000000000"), ("--seed", "-1"),
+    ("--generate-args", "--beam '5"),
+])
+def test_compare_option_values_out_of_range_are_usage_errors(tmp_path, capsys, option, value):
+    generated = generate_output(tmp_path / "gen.out", ["a house"])
+    reference = write(tmp_path / "ref.en", ["a house"])
+    with pytest.raises(SystemExit) as exit_info:
+        compare.main(["--generated", f"a={generated}", "--generated", f"b={generated}",
+                      "--reference", reference, "--target-lang", "en", f"{option}={value}"])
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2, err
+    assert err.splitlines()[-1].startswith(f"xlpe-compare: error: argument {option}: expected")

@@ -91,8 +91,8 @@ def test_command_line_errors(tmp_path):
     assert usage.returncode == 2 and "--beam" in usage.stderr
     usage = subprocess.run([*command, "--corpus", str(out), "--checkpoint", str(checkpoint),
                             "--preorderer-nbest", "0"], capture_output=True, text=True)
-    assert usage.returncode == 2 and "--preorderer-nbest must be at least 1" in usage.stderr, \
-        usage.stderr
+    assert usage.returncode == 2 and "--preorderer-nbest: expected a whole number from 1 " \
+        "to 9223372036854775807, got '0'" in usage.stderr, usage.stderr
     missing = subprocess.run([*command, "--checkpoint", str(checkpoint)], capture_output=True,
                              text=True)
     assert missing.returncode == 1
@@ -108,3 +108,21 @@ def test_nbest_defaults_are_the_tasks():
     task = TranslationReorderConfig()
     assert (args.preorderer_nbest, args.preorderer_nbest_weight) == \
         (task.preorderer_nbest, task.preorderer_nbest_weight)
+
+
+def test_input_file_follows_the_line_rule_of_every_command(tmp_path, monkeypatch, capsys):
+    from xlpe_fairseq.evaluation import translate
+
+    out, checkpoint = corpus(tmp_path)
+    source = tmp_path / "in.de"
+    source.write_bytes(b"ein haus\nein\rhund\nkatze\n")
+    read = []
+    monkeypatch.setattr(translate, "load_translator", lambda args, checkpoints: None)
+    monkeypatch.setattr(translate, "translate",
+                        lambda translator, lines, args, out: read.extend(lines))
+    with pytest.raises(SystemExit) as exit_info:
+        translate.main(["--corpus", str(out), "--checkpoint", str(checkpoint),
+                        "--input", str(source)])
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 1, err
+    assert f"{source} line 2: carriage return" in err and len(err.splitlines()) == 1, err

@@ -1,4 +1,6 @@
 """Reading input text: UTF-8 errors located, one line rule, line counts, parallel chunks."""
+import os
+
 import pytest
 
 from xlpe_fairseq.io.errors import InputError
@@ -97,3 +99,10 @@ def test_crlf_and_a_leading_byte_order_mark_read_as_plain_lines(tmp_path):
     assert read_lines(str(path)) == ["a", "\ufeffb", "c"], "only a leading mark is dropped"
     with text_lines(str(path)) as lines:
         assert list(lines) == ["a", "\ufeffb", "c"]
+
+
+def test_a_pipe_as_input_is_named_as_such_not_missing(tmp_path):
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    with pytest.raises(InputError, match="fifo: not a regular file .* save it to a file first"):
+        require_files([str(fifo)])

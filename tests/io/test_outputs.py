@@ -64,3 +64,18 @@ def test_temporary_files_of_killed_processes_are_removed_by_the_next_write(tmp_p
     with temporary_directory(str(tmp_path), ".xlpe-align."):
         pass
     assert sorted(p.name for p in tmp_path.iterdir()) == [alive.name, "out.txt"]
+
+
+@pytest.mark.parametrize("name", ["newd/", "newd/sub/"])
+def test_a_name_ending_in_a_slash_is_not_written_as_a_file(tmp_path, name):
+    with pytest.raises(InputError, match="ends in a slash"):
+        check_outputs([f"{tmp_path}/{name}"])
+    with pytest.raises(InputError, match="ends in a slash"):
+        with atomic_output(f"{tmp_path}/{name}") as f:
+            f.write("x\n")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_empty_output_name_is_refused_as_such():
+    with pytest.raises(InputError, match="^'': an empty name, expected an output file name"):
+        check_outputs([""])

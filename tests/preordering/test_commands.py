@@ -4,7 +4,7 @@ import os
 import pytest
 import torch
 
-from xlpe_fairseq.preordering import metrics, predict, train
+from xlpe_fairseq.preordering import ensemble, metrics, predict, train
 from xlpe_fairseq.preordering.preorderer import Preorderer
 from xlpe_fairseq.preordering.vocabulary import Vocabulary
 
@@ -62,17 +62,22 @@ def test_the_structured_loss_is_an_option_of_the_training_command(files, capsys)
 
 
 @pytest.mark.parametrize("option, value, expected", [
-    ("--epochs", "0", "expected a positive integer, got 0"),
-    ("--batch-tokens", "-5", "expected a positive integer, got -5"),
-    ("--max-train-length", "1.5", "expected a positive integer, got '1.5'"),
-    ("--layers", "0", "expected a positive integer, got 0"),
-    ("--embed-dim", "0", "expected a positive integer, got 0"),
-    ("--max-vocab", "0", "expected a positive integer, got 0"),
-    ("--dropout", "1", "expected a number from 0 to below 1, got '1'"),
-    ("--dropout", "x", "expected a number from 0 to below 1, got 'x'"),
-    ("--lr", "0", "expected a number above 0, got '0'"),
-    ("--lr", "nan", "expected a number above 0, got 'nan'"),
-    ("--margin", "-1", "expected a number of at least 0, got '-1'"),
+    ("--epochs", "0", "expected a whole number from 1 to 9223372036854775807, got '0'"),
+    ("--batch-tokens", "-5", "expected a whole number from 1 to 9223372036854775807, got '-5'"),
+    ("--max-train-length", "1.5", "expected a whole number from 1 to 9223372036854775807, got '1.5'"),
+    ("--layers", "0", "expected a whole number from 1 to 16, got '0'"),
+    ("--embed-dim", "0", "expected a whole number from 1 to 4096, got '0'"),
+    ("--embed-dim", "2000000000", "expected a whole number from 1 to 4096, got '2000000000'"),
+    ("--max-vocab", "0", "expected a whole number from 1 to 9223372036854775807, got '0'"),
+    ("--dropout", "1", "expected a finite number of at least 0 and below 1, got '1'"),
+    ("--dropout", "x", "expected a finite number of at least 0 and below 1, got 'x'"),
+    ("--lr", "0", "expected a finite number above 0, got '0'"),
+    ("--lr", "nan", "expected a finite number above 0, got 'nan'"),
+    ("--lr", "inf", "expected a finite number above 0, got 'inf'"),
+    ("--margin", "-1", "expected a finite number of at least 0, got '-1'"),
+    ("--max-seconds", "0", "expected a finite number above 0, got '0'"),
+    ("--seed", "-1", "expected a whole number from 0 to 4294967295, got '-1'"),
+    ("--threads", "100000", "(the cores this process may use), got '100000'"),
 ])
 def test_a_training_size_out_of_range_is_a_usage_error(files, capsys, option, value, expected):
     with pytest.raises(SystemExit) as exit_info:
@@ -154,13 +159,20 @@ def damaged_checkpoints(tmp_path):
         "missing key": lambda c: c.pop("state_dict"),
         "mismatched shapes": lambda c: c["config"].update(hidden_dim=7),
         "unknown setting": lambda c: c["config"].update(colour="red"),
+        "NaN weights": lambda c: c["state_dict"]["embed.weight"].fill_(float("nan")),
+        "infinite penalty": lambda c: c.update(inversion_penalty=float("inf")),
+        "cut-down vocabulary": lambda c: c.update(vocabulary=c["vocabulary"][:-1]),
+        "padding index out of range": lambda c: c["config"].update(padding_idx=99),
     }.items():
-        copy = {**checkpoint, "config": dict(checkpoint["config"])}
+        copy = {**checkpoint, "config": dict(checkpoint["config"]),
+                "state_dict": {k: v.clone() for k, v in checkpoint["state_dict"].items()}}
         change(copy)
         torch.save(copy, tmp_path / f"{what}.pt")
         damaged[what] = tmp_path / f"{what}.pt"
     damaged["random bytes"] = tmp_path / "random.pt"
     damaged["random bytes"].write_bytes(bytes(range(256)) * 4)
+    damaged["truncated"] = tmp_path / "truncated.pt"
+    damaged["truncated"].write_bytes((tmp_path / "good.pt").read_bytes()[:700])
     return damaged
 
 
@@ -172,6 +184,19 @@ def test_a_damaged_checkpoint_is_named_in_one_line(tmp_path, capsys):
                            str(tmp_path / "out")], capsys, f"xlpe-preorder: error: {path}: ")
         assert len(message.splitlines()) == 1, f"{what}: {message}"
         assert "Traceback" not in message
+        # torch's advice to load with weights_only=False must not reach the user
+        assert "weights_only" not in message, f"{what}: {message}"
+
+
+def test_an_ensemble_refuses_a_damaged_member(tmp_path, capsys):
+    paths = damaged_checkpoints(tmp_path)
+    message = expect_input_error(
+        ensemble.main, ["--preorderers", str(tmp_path / "good.pt"), str(paths["NaN weights"]),
+                        "--save", str(tmp_path / "ensemble.pt")],
+        capsys, f"xlpe-preorder-ensemble: error: {paths['NaN weights']}: damaged preorderer "
+        "checkpoint (weights embed.weight hold NaN or infinite values)")
+    assert len(message.splitlines()) == 1, message
+    assert not (tmp_path / "ensemble.pt").exists()
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has a CUDA device")

@@ -69,7 +69,7 @@ def test_nbest_needs_a_preorderer_a_positive_count_and_a_finite_weight(prepared)
     data_bin, preorderer_path = prepared
     with pytest.raises(OptionError, match="--preorderer-nbest chooses .*pass --preorderer"):
         xlpe_task(data_bin, "--preorderer-nbest", "3")
-    with pytest.raises(OptionError, match="--preorderer-nbest must be at least 1, got 0"):
+    with pytest.raises(OptionError, match="--preorderer-nbest must be a whole number from 1 to 9223372036854775807, got 0"):
         xlpe_task(data_bin, "--preorderer", str(preorderer_path), "--preorderer-nbest", "0")
     with pytest.raises(OptionError, match="--preorderer-nbest-weight must be a finite number"):
         xlpe_task(data_bin, "--preorderer", str(preorderer_path), "--preorderer-nbest", "2",

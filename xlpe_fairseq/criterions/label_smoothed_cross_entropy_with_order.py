@@ -69,6 +69,7 @@ from fairseq.criterions.label_smoothed_cross_entropy import (
 from fairseq.dataclass import ChoiceEnum
 from fairseq.logging import metrics
 
+from ..io import Number
 from ..plugin_errors import OptionError
 from .order_diagnostics import order_diagnostics, sentence_positions
 
@@ -133,8 +134,7 @@ class LabelSmoothedCrossEntropyWithOrderCriterion(LabelSmoothedCrossEntropyCrite
                  order_loss_reduction="sum", ignore_prefix_size=0, report_accuracy=False,
                  order_loss_type="mse"):
         super().__init__(task, sentence_avg, label_smoothing, ignore_prefix_size, report_accuracy)
-        if not 0.0 <= order_lambda <= 1.0:
-            raise OptionError(f"--order-lambda must be in [0, 1], got {order_lambda}")
+        Number(float, minimum=0, maximum=1).check("--order-lambda", order_lambda)
         if str(order_loss_reduction) not in ORDER_LOSS_REDUCTIONS:
             raise OptionError(f"--order-loss-reduction must be one of {ORDER_LOSS_REDUCTIONS}, "
                               f"got {order_loss_reduction!r}")

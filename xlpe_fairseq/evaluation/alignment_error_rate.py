@@ -52,8 +52,14 @@ def parse_predicted(line, where):
 
 
 def read_gold(path):
-    """``[(sure, possible), ...]``, one per line of ``path``."""
-    return [parse_gold(line, f"{path}:{n}") for n, line in enumerate(read_lines(path), 1)]
+    """``[(sure, possible), ...]``, one per line of ``path``; InputError for a gold standard
+    without a single sure link, against which every prediction, none included, would score a
+    perfect AER of 0."""
+    gold = [parse_gold(line, f"{path}:{n}") for n, line in enumerate(read_lines(path), 1)]
+    if not any(sure for sure, _ in gold):
+        raise InputError(f"{path}: no sure links in {len(gold)} sentences (expected gold "
+                         "alignments, 'i-j' sure and 'i?j' possible links)")
+    return gold
 
 
 def read_predicted(path):

@@ -19,11 +19,15 @@ import sys
 
 from ..help_format import HelpFormatter
 from ..io import (
+    NON_NEGATIVE,
     InputError,
+    OptionError,
     atomic_output,
     check_dictionaries,
     check_output_directory,
     check_outputs,
+    load_fairseq_ensemble,
+    positive_int,
     run_command,
 )
 from .alignment_error_rate import (
@@ -43,17 +47,13 @@ def load_model(checkpoint, data_bin, preorderer=None):
     """``(model, task)`` of a checkpoint, with the plugin registered in fairseq first."""
     check_dictionaries(data_bin)
     os.environ.setdefault("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "1")
-    from fairseq import checkpoint_utils
-
-    # importing the plugin's modules after fairseq registers its task, models and criterion
+    # registers the plugin's task, models and criterion with fairseq
     from .. import criterions, models, tasks  # noqa: F401
 
     overrides = {"data": data_bin}
     if preorderer:
         overrides["preorderer"] = preorderer
-    ensemble, _, task = checkpoint_utils.load_model_ensemble_and_task(
-        [checkpoint], arg_overrides=overrides
-    )
+    ensemble, _, task = load_fairseq_ensemble([checkpoint], overrides)
     return ensemble[0].eval(), task
 
 
@@ -99,6 +99,10 @@ def split_batches(model, task, split, max_tokens):
     as fairseq-generate would make them."""
     task.load_dataset(split)
     dataset = task.dataset(split)
+    longest = max((dataset.num_tokens(index) for index in range(len(dataset))), default=0)
+    if longest > max_tokens:
+        raise OptionError(f"--max-tokens {max_tokens} is less than the {longest} tokens of the "
+                          f"longest sentence pair of {split}: a batch must hold one")
     batches = task.get_batch_iterator(
         dataset=dataset, max_tokens=max_tokens, max_positions=model.max_positions(),
         # a sentence too long for the model must fail, not vanish from the results
@@ -200,12 +204,12 @@ def build_parser():
                         metavar="NAME=FILE", help="BPE-level links of an aligner; repeatable")
     parser.add_argument("--data-bin", help="binarized data of the split, for --checkpoint")
     parser.add_argument("--split", default="test", help="split of --data-bin (default: test)")
-    parser.add_argument("--alignment-layer", type=int,
+    parser.add_argument("--alignment-layer", type=NON_NEGATIVE,
                         help="0-based decoder layer (default: the penultimate, as in XL PE §4.3; "
                         "an LSTM's one attention comes after its last layer)")
     parser.add_argument("--preorderer", help="preorderer checkpoint for XL PE models on a split "
                         "without reorder files (default: the one in the checkpoint's config)")
-    parser.add_argument("--max-tokens", type=int, default=4000)
+    parser.add_argument("--max-tokens", type=positive_int, default=4000)
     parser.add_argument("--write-links", metavar="DIR",
                         help="write each system's word links to DIR/NAME.align")
     parser.add_argument("--json", help="also write the scores to this JSON file")

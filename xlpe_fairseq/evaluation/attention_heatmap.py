@@ -18,7 +18,7 @@ import unicodedata
 from pathlib import Path
 
 from ..help_format import HelpFormatter
-from ..io import InputError, atomic_output, check_outputs, run_command
+from ..io import NON_NEGATIVE, InputError, atomic_output, check_outputs, run_command
 from .attention_alignment import attention_layer, forced_attention_of_batch, load_model
 from .compare import named_path
 
@@ -111,8 +111,8 @@ def build_parser():
                         "PATH is named after its file stem)")
     parser.add_argument("--data-bin", required=True, help="binarized data of both checkpoints")
     parser.add_argument("--split", default="test", help="binarized split to read")
-    parser.add_argument("--index", type=int, default=0, help="sentence id in the split")
-    parser.add_argument("--layer", type=int,
+    parser.add_argument("--index", type=NON_NEGATIVE, default=0, help="sentence id in the split")
+    parser.add_argument("--layer", type=NON_NEGATIVE,
                         help="0-based decoder layer (default: the penultimate, or 0 for one layer)")
     parser.add_argument("--preorderer",
                         help="preorderer for XL PE checkpoints when the split has no positions")

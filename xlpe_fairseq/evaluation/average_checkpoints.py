@@ -19,6 +19,7 @@ from ..io import (
     InputError,
     atomic_output,
     check_outputs,
+    fairseq_checkpoint,
     positive_int,
     run_command,
 )
@@ -50,8 +51,7 @@ def average(paths):
     newest = None
     sums = collections.OrderedDict()
     for path in paths:
-        # fairseq checkpoints pickle argparse/omegaconf objects: weights_only must be off
-        state = torch.load(path, map_location="cpu", weights_only=False)
+        state = fairseq_checkpoint(path)
         newest = newest or state
         params = state["model"]
         if sums and params.keys() != sums.keys():

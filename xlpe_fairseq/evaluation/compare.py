@@ -23,16 +23,20 @@ import numpy as np
 
 from ..help_format import HelpFormatter
 from ..io import (
+    BOOTSTRAP_SAMPLES,
+    SEED,
     InputError,
     ToolError,
     atomic_output,
     atomic_outputs,
     check_dictionaries,
     check_outputs,
+    fairseq_checkpoint,
     read_lines,
     require_files,
     require_lines,
     run_command,
+    shell_words,
 )
 from .bleu import add_tokenize_argument, bleu_tokenizer, detokenize, metrics, score
 from .generate_output import IncompleteGenerationError, read_hypotheses
@@ -55,13 +59,7 @@ def named_path(spec):
 
 def read_checkpoint(checkpoint):
     """A fairseq checkpoint's saved state (weights, ``cfg``, ...), loaded on the CPU."""
-    import torch  # only this mode needs torch; the scoring path does not
-
-    require_files([checkpoint])
-    state = torch.load(checkpoint, map_location="cpu", weights_only=False)
-    if "model" not in state:
-        raise InputError(f"{checkpoint}: not a fairseq checkpoint (no 'model' state)")
-    return state
+    return fairseq_checkpoint(checkpoint)
 
 
 def parameter_count(checkpoint):
@@ -228,11 +226,11 @@ def build_parser():
                         help="the reference is Moses-tokenized: detokenize it like the hypotheses")
     add_tokenize_argument(parser)
     parser.add_argument("--baseline", help="system the others are tested against (default: first)")
-    parser.add_argument("--bootstrap-samples", type=int, default=1000)
-    parser.add_argument("--seed", type=int, default=12345, help="seed of the bootstrap resampling")
+    parser.add_argument("--bootstrap-samples", type=BOOTSTRAP_SAMPLES, default=1000)
+    parser.add_argument("--seed", type=SEED, default=12345, help="seed of the bootstrap resampling")
     parser.add_argument("--data-bin", help="binarized data for --checkpoint systems")
     parser.add_argument("--gen-subset", default="test", help="split --checkpoint systems translate")
-    parser.add_argument("--generate-args", default="--beam 5 --max-tokens 4000",
+    parser.add_argument("--generate-args", type=shell_words, default="--beam 5 --max-tokens 4000",
                         help="further fairseq-generate options for --checkpoint systems, one "
                         "string (default: %(default)s)")
     parser.add_argument("--output-dir", default=".",

@@ -21,6 +21,7 @@ from ..io import (
     atomic_output,
     check_dictionaries,
     check_outputs,
+    positive_int,
     require_files,
     run_command,
 )
@@ -95,7 +96,7 @@ def build_parser():
     parser.add_argument("--output", required=True,
                         help="reorder file to write: per line, each source BPE piece's position "
                         "in the predicted order")
-    parser.add_argument("--max-tokens", type=int, default=4000,
+    parser.add_argument("--max-tokens", type=positive_int, default=4000,
                         help="source and target tokens a batch (default: 4000)")
     return parser
 

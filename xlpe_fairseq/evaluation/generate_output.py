@@ -9,6 +9,8 @@ import re
 from ..io import text_lines
 
 HYPOTHESIS = re.compile(r"^H-(\d+)\t([^\t]*)\t(.*)$")
+# every line fairseq-generate prints about a sentence starts with a letter, "-" and its id
+SENTENCE_LINE = re.compile(r"^[A-Z]-(\d+)\t")
 
 
 class IncompleteGenerationError(ValueError):
@@ -19,21 +21,37 @@ def read_hypotheses(path, expected_count, expected_from="the reference"):
     """Return the best hypothesis text per sentence id, in corpus order.
 
     ``expected_from`` names where ``expected_count`` comes from (e.g. the reference file), to
-    blame it rather than ``path`` when ``path`` holds more sentences than it.
+    blame it rather than ``path`` when the two hold different numbers of sentences. The
+    hypotheses of one sentence (``--nbest``) come together; an id met again after other
+    sentences means two outputs were joined.
     """
-    by_id = {}
+    by_id, first_line, last_id = {}, {}, None
     with text_lines(path) as lines:
-        for line in lines:
+        for lineno, line in enumerate(lines, start=1):
             match = HYPOTHESIS.match(line)
+            if line.startswith("H-") and not match:
+                raise IncompleteGenerationError(
+                    f"{path} line {lineno}: not a hypothesis line (expected "
+                    "'H-ID<TAB>SCORE<TAB>TEXT' with a whole-number ID)")
             if match:
                 sentence_id = int(match.group(1))
+                if sentence_id in by_id and sentence_id != last_id:
+                    raise IncompleteGenerationError(
+                        f"{path} line {lineno}: sentence {sentence_id} again (first at line "
+                        f"{first_line[sentence_id]}); expected the output of one "
+                        "fairseq-generate run, each sentence once")
                 by_id.setdefault(sentence_id, match.group(3))
+                first_line.setdefault(sentence_id, lineno)
+            tagged = SENTENCE_LINE.match(line)
+            if tagged:
+                last_id = int(tagged.group(1))
     if not by_id:
         raise IncompleteGenerationError(
             f"{path}: no hypotheses (expected fairseq-generate output, 'H-ID<TAB>SCORE<TAB>TEXT' "
             "lines)")
     missing = [i for i in range(expected_count) if i not in by_id]
-    if not missing and len(by_id) > expected_count:
+    if len(by_id) > expected_count or (missing and sorted(by_id) == list(range(len(by_id)))):
+        # every id from 0 up is there: the test set and the reference differ in length
         raise IncompleteGenerationError(
             f"{expected_from} has {expected_count} lines but {path} holds hypotheses for "
             f"{len(by_id)} sentences (ids 0..{max(by_id)}): is it the reference of this test set?")

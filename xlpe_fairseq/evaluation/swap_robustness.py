@@ -31,12 +31,15 @@ from pathlib import Path
 
 from ..help_format import HelpFormatter
 from ..io import (
+    SEED,
     InputError,
+    Number,
     ToolError,
     atomic_output,
     check_dictionaries,
     check_output_directory,
     check_same_line_count,
+    positive_int,
     read_lines,
     run_command,
 )
@@ -205,6 +208,9 @@ def write_outputs(result, output_dir):
     return table
 
 
+PERCENTAGE = Number(float, minimum=0, maximum=100)
+
+
 def build_parser():
     parser = argparse.ArgumentParser(prog="xlpe-swap-robustness",
                                      description=__doc__.splitlines()[0],
@@ -223,10 +229,10 @@ def build_parser():
     parser.add_argument("--source-lang", required=True, help="source language code, e.g. he")
     parser.add_argument("--target-lang", required=True, help="target language code, e.g. en")
     add_tokenize_argument(parser)
-    parser.add_argument("--percentages", type=float, nargs="+", default=DEFAULT_PERCENTAGES,
+    parser.add_argument("--percentages", type=PERCENTAGE, nargs="+", default=DEFAULT_PERCENTAGES,
                         help="percentages of words to swap in every sentence")
-    parser.add_argument("--limit", type=int, help="use only the first N test sentences")
-    parser.add_argument("--seed", type=int, default=1, help="seed of the random swaps")
+    parser.add_argument("--limit", type=positive_int, help="use only the first N test sentences")
+    parser.add_argument("--seed", type=SEED, default=1, help="seed of the random swaps")
     parser.add_argument("--preorderer",
                         help="preorderer for XL PE checkpoints: positions are predicted from "
                         "the swapped source")

@@ -25,7 +25,16 @@ import sys
 import tempfile
 
 from ..help_format import HelpFormatter
-from ..io import InputError, open_text, require_files, run_command
+from ..io import (
+    FINITE,
+    InputError,
+    load_fairseq_ensemble,
+    open_text,
+    positive_int,
+    require_files,
+    run_command,
+    text_lines,
+)
 from ..preprocessing.bpe import bpe_applier, write_checked_codes
 from ..preprocessing.tokenize import tokenize_line
 from .detokenize import detokenize_line
@@ -72,7 +81,6 @@ def load_translator(args, checkpoints):
     # fairseq and torch are imported here: they take seconds, which --help and a wrong
     # argument need not wait for
     import torch
-    from fairseq import checkpoint_utils
     from fairseq.data.data_utils import post_process
     from fairseq.hub_utils import GeneratorHubInterface
 
@@ -109,8 +117,7 @@ def load_translator(args, checkpoints):
     for key in ("source_lang", "target_lang"):
         if getattr(args, key):
             overrides[key] = getattr(args, key)
-    ensemble, cfg, task = checkpoint_utils.load_model_ensemble_and_task(
-        checkpoints, arg_overrides=overrides)
+    ensemble, cfg, task = load_fairseq_ensemble(checkpoints, overrides)
     args.source_lang, args.target_lang = cfg.task.source_lang, cfg.task.target_lang
     if getattr(task, "reorder_role", None) == "input" and not args.preorderer:
         raise InputError(f"{checkpoints[0]} is an XL PE model: it reads reorder positions, which "
@@ -168,20 +175,20 @@ def build_parser():
                         help="lowercase the input (default: if the corpus was lowercased)")
     parser.add_argument("--preorderer", help="xlpe-preorder-train checkpoint, for XL PE models "
                         "(default: OUT/preorderer.pt)")
-    parser.add_argument("--preorderer-nbest", type=int, default=1,
+    parser.add_argument("--preorderer-nbest", type=positive_int, default=1,
                         help="translate each sentence with each of the preorderer's N best "
                         "reorderings and keep the best-scoring translation, for N times the "
                         "decoding time (XL PE models) (default: %(default)s)")
-    parser.add_argument("--preorderer-nbest-weight", type=float, default=0.1,
+    parser.add_argument("--preorderer-nbest-weight", type=FINITE, default=0.1,
                         help="weight of the reordering's search score in that choice "
                         "(default: %(default)s)")
     parser.add_argument("--input", help="raw source text, one sentence a line (default: stdin)")
-    parser.add_argument("--beam", type=int, default=5, help="beam size (default: %(default)s)")
-    parser.add_argument("--lenpen", type=float, default=1.0,
+    parser.add_argument("--beam", type=positive_int, default=5, help="beam size (default: %(default)s)")
+    parser.add_argument("--lenpen", type=FINITE, default=1.0,
                         help="length penalty (default: %(default)s)")
-    parser.add_argument("--batch-size", type=int, default=64,
+    parser.add_argument("--batch-size", type=positive_int, default=64,
                         help="sentences per batch (default: %(default)s)")
-    parser.add_argument("--buffer-size", type=int, default=1000,
+    parser.add_argument("--buffer-size", type=positive_int, default=1000,
                         help="lines read before translating them (default: %(default)s; 1 "
                         "translates each line as it comes)")
     parser.add_argument("--cpu", action="store_true", help="translate on the CPU even if a GPU "
@@ -192,16 +199,14 @@ def build_parser():
 def main(argv=None):
     parser = build_parser()
     args = parser.parse_args(argv)
-    if min(args.beam, args.batch_size, args.buffer_size, args.preorderer_nbest) < 1:
-        parser.error("--beam, --batch-size, --buffer-size and --preorderer-nbest must be at "
-                     "least 1")
 
     def body():
         sys.stdout.reconfigure(encoding="utf-8")
         checkpoints = resolve_arguments(args)
         translator = load_translator(args, checkpoints)
         if args.input:
-            with open_text(args.input) as lines:
+            # the line rule of every command: a lone \r is refused, not a line end
+            with text_lines(args.input) as lines:
                 translate(translator, lines, args, sys.stdout)
         else:
             sys.stdin.reconfigure(encoding="utf-8")

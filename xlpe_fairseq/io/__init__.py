@@ -1,17 +1,21 @@
 """The package's ground floor: how every command reads input, writes output and runs.
 
-- ``errors``: InputError and ToolError, the failures a command reports in one line;
+- ``errors``: InputError, ToolError and OptionError, the failures a command reports in one
+  line;
 - ``lines``: strict UTF-8, one rule for line ends, line counts, chunks of parallel files;
 - ``outputs``: outputs checked before any work, written atomically, no temporaries left;
 - ``workers``: an order-preserving parallel map whose workers never outlive the command;
+- ``checkpoints``: checkpoints read, every file that is not one refused in one line;
 - ``command``: ``run_command``, errors into a message and exit status 1, signals into
   ``Terminated``;
-- ``options``: argparse types and the ``--workers``/``--chunk-size`` options.
+- ``options``: the ranges of numeric options (argparse types, checks of fairseq options) and
+  the ``--workers``/``--chunk-size`` options.
 
 Commands import from here; the modules say where each piece lives.
 """
+from .checkpoints import fairseq_checkpoint, load_fairseq_ensemble, read_checkpoint
 from .command import Terminated, run_command, termination_deferred
-from .errors import InputError, ToolError
+from .errors import InputError, OptionError, ToolError
 from .lines import (
     check_dictionaries,
     check_length,
@@ -28,7 +32,18 @@ from .lines import (
     require_lines,
     text_lines,
 )
-from .options import add_parallel_arguments, default_workers, number_type, positive_int
+from .options import (
+    BOOTSTRAP_SAMPLES,
+    FINITE,
+    NON_NEGATIVE,
+    SEED,
+    WORKERS,
+    Number,
+    add_parallel_arguments,
+    default_workers,
+    positive_int,
+    shell_words,
+)
 from .outputs import (
     atomic_output,
     atomic_outputs,

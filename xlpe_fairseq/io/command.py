@@ -10,7 +10,7 @@ import sys
 import threading
 
 from ..reordering.reorder_file import ReorderFileError
-from .errors import InputError, ToolError
+from .errors import InputError, OptionError, ToolError
 
 
 class Terminated(SystemExit):
@@ -42,8 +42,8 @@ def termination_deferred():
 
 
 def run_command(main_body, prog):
-    """Run a command body, turning bad-input and tool errors into a message and exit status 1
-    (argparse keeps status 2 for a wrong command line)."""
+    """Run a command body, turning bad-input and tool errors into a message and exit status 1,
+    and an option found out of range after parsing into one and status 2, as argparse's."""
     main_pid = os.getpid()
 
     def terminate(signum, frame):
@@ -67,6 +67,9 @@ def run_command(main_body, prog):
     except (InputError, ReorderFileError, ToolError) as err:
         print(f"{prog}: error: {err}", file=sys.stderr)
         sys.exit(1)
+    except OptionError as err:
+        print(f"{prog}: error: {err}", file=sys.stderr)
+        sys.exit(2)
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, handler)

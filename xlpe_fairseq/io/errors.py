@@ -1,4 +1,5 @@
-"""The two errors a command reports as one line: bad input data, a failed external tool."""
+"""The errors a command reports as one line: bad input data, a failed external tool, an
+option value out of range."""
 
 
 class InputError(ValueError):
@@ -7,3 +8,7 @@ class InputError(ValueError):
 
 class ToolError(RuntimeError):
     """An external tool (aligner, symmetrizer) failed; the message holds its stderr."""
+
+
+class OptionError(ValueError):
+    """Options that cannot work together or a value out of range (a usage error, exit 2)."""

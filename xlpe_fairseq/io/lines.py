@@ -125,8 +125,12 @@ def require_files(paths):
     for path in paths:
         if os.path.isdir(path):
             raise InputError(f"{path}: is a directory, expected a file")
-        if not os.path.isfile(path):
+        if not os.path.exists(path):
             raise InputError(f"{path}: no such file")
+        # inputs are read more than once (counted, then read; checked, then handed to a tool)
+        if not os.path.isfile(path):
+            raise InputError(f"{path}: not a regular file (a pipe, process substitution or "
+                             "device, which can be read only once); save it to a file first")
 
 
 def count_lines(path):

@@ -25,7 +25,7 @@ def check_not_inputs(outputs, inputs):
 def check_outputs(outputs, inputs=()):
     """Refuse, before any long work, outputs that would overwrite an input or that cannot be
     written (see output_target); probes each directory by creating a file in it."""
-    outputs = [out for out in outputs if out]
+    outputs = [out for out in outputs if out is not None]
     check_not_inputs(outputs, inputs)
     seen = {}
     for out in outputs:
@@ -63,11 +63,17 @@ def _check_writable(name, directory):
 
 def output_target(path):
     """The file an output ``path`` will be: a symlink is followed (written through); InputError
-    for a directory, something other than a regular file (device, FIFO, socket: replacing
+    for an empty name, a directory or a name ending in a slash, something other than a regular file (device, FIFO, socket: replacing
     one, e.g. /dev/null, would break the system), or a parent that is not a directory."""
+    if not path:
+        raise InputError("'': an empty name, expected an output file name")
     real = os.path.realpath(path)
     if os.path.isdir(real):
         raise InputError(f"{path}: is a directory, expected an output file name")
+    # realpath drops a trailing slash: "new/" would become a file "new"
+    if path.endswith(("/", os.sep)):
+        raise InputError(f"{path}: names a folder (it ends in a slash), expected an output "
+                         "file name")
     if os.path.exists(real) and not os.path.isfile(real):
         raise InputError(f"{path}: not a regular file (a device, FIFO or socket); "
                          "outputs are written to regular files only")

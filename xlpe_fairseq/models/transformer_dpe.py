@@ -32,10 +32,14 @@ from fairseq.modules import transformer_layer
 from torch import nn
 
 from ..modules import SinusoidalPositionsAt
+from ..io import Number
 from ..plugin_errors import OptionError
 
 ENCODER_INPUTS = ("position_and_dpe", "dpe_only")
 OUTPUTS = ("layers", "residual")
+
+# the paper's network has 2 layers; as many as a deep encoder's is the most that makes sense
+DPE_LAYERS = Number(int, minimum=1, maximum=64)
 
 
 class DynamicPositionEncoder(TransformerEncoder):
@@ -49,6 +53,7 @@ class DynamicPositionEncoder(TransformerEncoder):
                 "the encoder's positions too (drop --encoder-learned-pos and "
                 "--no-token-positional-embeddings)"
             )
+        DPE_LAYERS.check("--dpe-layers", args.dpe_layers)
         if args.dpe_encoder_input not in ENCODER_INPUTS:
             raise OptionError(f"--dpe-encoder-input must be one of {ENCODER_INPUTS}")
         if args.dpe_output not in OUTPUTS:

@@ -44,6 +44,7 @@ from ..modules import (
     ShawRelativePositions,
     T5RelativeBias,
 )
+from ..io import Number
 from ..plugin_errors import OptionError
 from .layer_wrapping import wrap_layer
 
@@ -182,6 +183,15 @@ class PositionalTransformerModel(TransformerModel):
                                  no_encoder_attn=args.no_cross_attention)
 
 
+# each table or bucket count is one embedding row per value: beyond these bounds the tables
+# outgrow any sentence (and memory) without changing what the model can tell apart
+MAX_RELATIVE_POSITIONS = Number(int, minimum=1, maximum=100000)
+ROTARY_BASE = Number(float, above=0)
+# T5 halves the buckets per direction in the encoder and keeps half of those exact: fewer
+# than 4 leave a direction no exact bucket
+NUM_BUCKETS = Number(int, minimum=4, maximum=100000)
+
+
 @register_model("transformer_relpe")
 class TransformerRelPEModel(PositionalTransformerModel):
     """Shaw et al. (2018) relative position representations; see the module docstring."""
@@ -202,6 +212,7 @@ class TransformerRelPEModel(PositionalTransformerModel):
 
     @classmethod
     def scheme_factory(cls, args, num_heads, head_dim, causal):
+        MAX_RELATIVE_POSITIONS.check("--max-relative-positions", args.max_relative_positions)
         return lambda: ShawRelativePositions(head_dim, args.max_relative_positions,
                                              values=not args.no_relative_values)
 
@@ -222,6 +233,7 @@ class TransformerRoPEModel(PositionalTransformerModel):
 
     @classmethod
     def scheme_factory(cls, args, num_heads, head_dim, causal):
+        ROTARY_BASE.check("--rotary-base", args.rotary_base)
         return lambda: RotaryPositions(head_dim, args.rotary_base)
 
 
@@ -259,6 +271,11 @@ class TransformerT5BiasModel(PositionalTransformerModel):
 
     @classmethod
     def scheme_factory(cls, args, num_heads, head_dim, causal):
+        buckets = NUM_BUCKETS.check("--relative-attention-num-buckets",
+                                    args.relative_attention_num_buckets)
+        # the log-spaced buckets start at half the buckets and end at the distance
+        Number(int, minimum=buckets // 2 + 1).check("--relative-attention-max-distance",
+                                                    args.relative_attention_max_distance)
         # one bias table for all layers of a stack, as T5
         shared = T5RelativeBias(num_heads, bidirectional=not causal,
                                 num_buckets=args.relative_attention_num_buckets,

@@ -21,7 +21,7 @@ import contextlib
 from collections import Counter, defaultdict
 
 from ..help_format import HelpFormatter
-from ..io import check_same_line_count, run_command, text_lines
+from ..io import check_same_line_count, positive_int, run_command, text_lines
 from ..reordering.reorder_file import parse_reorder_line
 from .metrics import corpus_scores, monotone_scores
 
@@ -124,7 +124,7 @@ def build_parser():
     parser.add_argument("--target", default=None,
                         help="the target side, to split pairs with the same target line from "
                         "pairs with different ones")
-    parser.add_argument("--short-length", type=int, default=6,
+    parser.add_argument("--short-length", type=positive_int, default=6,
                         help="sources of at most this many tokens form the short row")
     return parser
 

@@ -16,7 +16,7 @@ import sys
 import torch
 
 from ..help_format import HelpFormatter
-from ..io import atomic_output, check_outputs, run_command
+from ..io import Number, atomic_output, check_outputs, run_command
 from .corpus import read_source_with_reorder
 from .train import (
     add_training_arguments,
@@ -65,10 +65,10 @@ def build_parser():
     )
     parser.add_argument("--output", required=True,
                         help="reorder file of the cross-fitted predictions")
-    parser.add_argument("--folds", type=int, default=2, help="number of folds (>= 2)")
+    parser.add_argument("--folds", type=Number(int, minimum=2), default=2, help="number of folds (>= 2)")
     parser.add_argument("--mixed-output",
                         help="also write a mix of oracle and cross-fitted positions here")
-    parser.add_argument("--oracle-fraction", type=float, default=0.5,
+    parser.add_argument("--oracle-fraction", type=Number(float, minimum=0, maximum=1), default=0.5,
                         help="share of sentences that keep oracle positions in --mixed-output")
     add_training_arguments(parser, save=False)
     return parser

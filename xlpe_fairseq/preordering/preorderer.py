@@ -11,11 +11,12 @@ An ensemble checkpoint (``xlpe-preorder-ensemble``) holds several such preordere
 penalty; :meth:`Preorderer.load` reads both kinds, so every path above takes either.
 """
 import contextlib
+import math
 import os
 
 import torch
 
-from ..io import InputError, atomic_output, check_length
+from ..io import InputError, atomic_output, check_length, read_checkpoint
 from .btg_kbest import btg_kbest
 from .btg_search import btg_search, word_units
 from .model import PairwiseOrderScorer
@@ -90,13 +91,7 @@ class Preorderer(BTGPrediction):
         """Read a checkpoint of :meth:`save` (a Preorderer) or of ``xlpe-preorder-ensemble``
         (a :class:`PreordererEnsemble`); InputError (a ValueError) if it is neither."""
         check_device(device)
-        try:
-            checkpoint = torch.load(path, map_location=device, weights_only=True)
-        except FileNotFoundError:
-            raise InputError(f"{path}: no such preorderer checkpoint") from None
-        except Exception as err:  # torch reports unreadable files with many exception types
-            raise InputError(f"{path}: not a preorderer checkpoint "
-                             f"({_first_line(err)})") from None
+        checkpoint = read_checkpoint(path, "preorderer checkpoint")
         if not isinstance(checkpoint, dict) or checkpoint.get("format") != CHECKPOINT_FORMAT:
             raise InputError(f"{path}: not a preorderer checkpoint (see xlpe-preorder-train)")
         if checkpoint.get("version") != CHECKPOINT_VERSION:
@@ -109,19 +104,32 @@ class Preorderer(BTGPrediction):
             if "members" in checkpoint:
                 return PreordererEnsemble(
                     [cls._from_checkpoint(member, device) for member in checkpoint["members"]],
-                    inversion_penalty=float(checkpoint["inversion_penalty"]))
+                    inversion_penalty=_finite_penalty(checkpoint))
             return cls._from_checkpoint(checkpoint, device)
         except (KeyError, TypeError, ValueError, RuntimeError) as err:
-            raise InputError(f"{path}: damaged preorderer checkpoint ({type(err).__name__}: "
-                             f"{_first_line(err)})") from None
+            reason = str(err) if isinstance(err, _Damaged) else \
+                f"{type(err).__name__}: {_first_line(err)}"
+            raise InputError(f"{path}: damaged preorderer checkpoint ({reason})") from None
 
     @classmethod
     def _from_checkpoint(cls, checkpoint, device):
-        scorer = PairwiseOrderScorer(**checkpoint["config"])
+        # a damaged file must not predict: NaN scores order nothing, and a vocabulary shorter
+        # than the embedding table maps every token to the wrong row, both silently monotone
+        vocabulary = Vocabulary(checkpoint["vocabulary"])
+        config = checkpoint["config"]
+        if config.get("vocab_size") != len(vocabulary):
+            raise _Damaged(f"{len(vocabulary)} vocabulary tokens for "
+                           f"{config.get('vocab_size')} embeddings")
+        if config.get("padding_idx") != vocabulary.pad_index:
+            raise _Damaged(f"padding index {config.get('padding_idx')}, expected "
+                           f"{vocabulary.pad_index}")
+        for name, tensor in checkpoint["state_dict"].items():
+            if tensor.is_floating_point() and not torch.isfinite(tensor).all():
+                raise _Damaged(f"weights {name} hold NaN or infinite values")
+        scorer = PairwiseOrderScorer(**config)
         scorer.load_state_dict(checkpoint["state_dict"])
         scorer.to(device).eval()
-        return cls(Vocabulary(checkpoint["vocabulary"]), scorer,
-                   inversion_penalty=float(checkpoint["inversion_penalty"]))
+        return cls(vocabulary, scorer, inversion_penalty=_finite_penalty(checkpoint))
 
     def _checkpoint(self):
         return {
@@ -241,6 +249,17 @@ def check_device(device):
         raise InputError(f"--device {device}: not a torch device ({_first_line(err)})") from None
     if device.type == "cuda" and not torch.cuda.is_available():
         raise InputError(f"--device {device}: no CUDA device on this machine (use cpu)")
+
+
+class _Damaged(ValueError):
+    """A preorderer checkpoint whose content cannot be right; the message says what."""
+
+
+def _finite_penalty(checkpoint):
+    penalty = float(checkpoint["inversion_penalty"])
+    if not math.isfinite(penalty):
+        raise _Damaged(f"inversion penalty {penalty}")
+    return penalty
 
 
 def _first_line(error):

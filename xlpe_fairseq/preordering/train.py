@@ -5,7 +5,6 @@ Ding et al. 2020 / Neubig et al. 2012); the fitted preorderer predicts them for 
 without a target, i.e. valid and test sets.
 """
 import argparse
-import os
 import random
 import sys
 import time
@@ -13,8 +12,8 @@ import time
 import torch
 
 from ..help_format import HelpFormatter
-from ..io import InputError, check_outputs, number_type, positive_int, \
-    run_command
+from ..io import SEED, WORKERS, InputError, Number, check_outputs, default_workers, \
+    positive_int, run_command
 from .corpus import read_source_with_reorder
 from .btg_search import word_units
 from .metrics import corpus_scores, monotone_scores
@@ -151,9 +150,13 @@ def format_scores(scores):
     return f"tau {scores['kendall_tau']:.4f} FRS {scores['fuzzy_reordering_score']:.4f}"
 
 
-DROPOUT_RATE = number_type(lambda v: 0 <= v < 1, "from 0 to below 1")
-LEARNING_RATE = number_type(lambda v: 0 < v < float("inf"), "above 0")
-MARGIN = number_type(lambda v: 0 <= v < float("inf"), "of at least 0")
+DROPOUT_RATE = Number(float, minimum=0, below=1)
+LEARNING_RATE = Number(float, above=0)
+MARGIN = Number(float, minimum=0)
+# a layer's size and count: beyond these the weights outgrow memory (an embedding of 4096 for
+# 30000 tokens already takes 0.5 GB) long before they help a preorderer
+LAYER_SIZE = Number(int, minimum=1, maximum=4096)
+LAYERS = Number(int, minimum=1, maximum=16)
 
 
 def build_parser():
@@ -178,18 +181,18 @@ def add_training_arguments(parser, save=True):
     if save:
         parser.add_argument("--save", required=True,
                             help="checkpoint to write (e.g. preorderer.pt)")
-    parser.add_argument("--embed-dim", type=positive_int, default=64, help="token embedding size")
-    parser.add_argument("--hidden-dim", type=positive_int, default=128,
+    parser.add_argument("--embed-dim", type=LAYER_SIZE, default=64, help="token embedding size")
+    parser.add_argument("--hidden-dim", type=LAYER_SIZE, default=128,
                         help="BiLSTM size per direction")
-    parser.add_argument("--pair-dim", type=positive_int, default=64,
+    parser.add_argument("--pair-dim", type=LAYER_SIZE, default=64,
                         help="hidden size of the pair scorer")
-    parser.add_argument("--layers", type=positive_int, default=1, help="BiLSTM layers")
+    parser.add_argument("--layers", type=LAYERS, default=1, help="BiLSTM layers")
     parser.add_argument("--dropout", type=DROPOUT_RATE, default=0.1, help="dropout rate")
     parser.add_argument("--max-vocab", type=positive_int, default=30000,
                         help="most frequent source tokens kept; the rest map to <unk>")
     parser.add_argument("--epochs", type=positive_int, default=3,
                         help="number of epochs (with --seed, this fixes the result)")
-    parser.add_argument("--max-seconds", type=float,
+    parser.add_argument("--max-seconds", type=Number(float, above=0),
                         help="safety cap: stop after the epoch that passes this many seconds "
                         "(the result then depends on the machine's speed)")
     parser.add_argument("--batch-tokens", type=positive_int, default=4000,
@@ -202,13 +205,13 @@ def add_training_arguments(parser, save=True):
                         "hinge over BTG trees (trained on the search's own output), or both")
     parser.add_argument("--margin", type=MARGIN, default=1.0,
                         help="the structured hinge's margin per wrongly ordered token pair")
-    parser.add_argument("--seed", type=int, default=1, help="random seed")
+    parser.add_argument("--seed", type=SEED, default=1, help="random seed")
     add_device_arguments(parser)
 
 
 def add_device_arguments(parser):
     parser.add_argument("--device", default="cpu", help="torch device, e.g. cpu or cuda")
-    parser.add_argument("--threads", type=positive_int, default=os.cpu_count(),
+    parser.add_argument("--threads", type=WORKERS, default=default_workers(),
                         help="CPU threads for torch (default: all cores)")
 
 

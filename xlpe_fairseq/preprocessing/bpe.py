@@ -16,6 +16,7 @@ import sys
 
 from ..help_format import HelpFormatter
 from ..io import (
+    WORKERS,
     InputError,
     add_parallel_arguments,
     atomic_output,
@@ -211,9 +212,9 @@ def build_parser():
     learn.add_argument("--codes", required=True, help="codes file to write (fastBPE format)")
     learn.add_argument("--merges", type=positive_int, required=True,
                        help="number of merge operations")
-    learn.add_argument("--min-frequency", type=int, default=2,
+    learn.add_argument("--min-frequency", type=positive_int, default=2,
                        help="stop when the best pair is rarer than this (default: 2)")
-    learn.add_argument("--workers", type=positive_int, default=default_workers(),
+    learn.add_argument("--workers", type=WORKERS, default=default_workers(),
                        help="processes for word counting (default: all cores)")
 
     apply = commands.add_parser("apply", help="apply BPE codes to one file",

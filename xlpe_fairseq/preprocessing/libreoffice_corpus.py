@@ -20,7 +20,15 @@ import random
 import sys
 
 from ..help_format import HelpFormatter
-from ..io import InputError, atomic_output, check_output_directory, open_text, run_command
+from ..io import (
+    SEED,
+    InputError,
+    atomic_output,
+    check_output_directory,
+    open_text,
+    positive_int,
+    run_command,
+)
 
 TEXT_TAGS = {"p", "h1", "h2", "h3", "h4", "h5", "h6"}
 ID_PREFIXES = ("par_", "hd_")
@@ -163,11 +171,11 @@ def build_parser():
     parser.add_argument("--target-lang", required=True, help="file suffix of the target side, e.g. de")
     parser.add_argument("--out", required=True,
                         help="directory for {train,valid,test}.{source-lang,target-lang}")
-    parser.add_argument("--valid-size", type=int, default=1000,
+    parser.add_argument("--valid-size", type=positive_int, default=1000,
                         help="at least this many pairs in valid (default: 1000)")
-    parser.add_argument("--test-size", type=int, default=1000,
+    parser.add_argument("--test-size", type=positive_int, default=1000,
                         help="at least this many pairs in test (default: 1000)")
-    parser.add_argument("--seed", type=int, default=1, help="seed of the valid/test draw")
+    parser.add_argument("--seed", type=SEED, default=1, help="seed of the valid/test draw")
     parser.add_argument("--drop-identical", action="store_true",
                         help="leave out pairs whose two sides are the same text (paragraphs "
                         "not yet translated are installed in English)")

@@ -12,7 +12,15 @@ import os
 import random
 import sys
 
-from ..io import InputError, atomic_output, check_same_line_count, read_lines, run_command
+from ..io import (
+    SEED,
+    InputError,
+    atomic_output,
+    check_same_line_count,
+    positive_int,
+    read_lines,
+    run_command,
+)
 
 MAX_HELD_OUT = 1000
 HELD_OUT_SHARE = 0.05
@@ -56,10 +64,10 @@ def build_parser():
                         help="folder for train.LANG and SPLIT.LANG (LANG: the inputs' extensions)")
     parser.add_argument("--splits", nargs="+", choices=["valid", "test"], default=["valid", "test"],
                         help="held-out splits to make (default: valid test)")
-    parser.add_argument("--size", type=int,
+    parser.add_argument("--size", type=positive_int,
                         help=f"pairs in each held-out split (default: {HELD_OUT_SHARE:.0%} of the "
                         f"pairs, at most {MAX_HELD_OUT})")
-    parser.add_argument("--seed", type=int, default=1, help="seed of the draw (default: 1)")
+    parser.add_argument("--seed", type=SEED, default=1, help="seed of the draw (default: 1)")
     return parser
 
 

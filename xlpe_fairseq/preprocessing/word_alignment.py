@@ -29,6 +29,8 @@ import time
 
 from ..help_format import HelpFormatter
 from ..io import (
+    SEED,
+    WORKERS,
     InputError,
     ToolError,
     atomic_outputs,
@@ -41,6 +43,7 @@ from ..io import (
     read_parallel_chunks,
     require_lines,
     run_command,
+    shell_words,
     temporary_directory,
 )
 
@@ -275,9 +278,10 @@ def _seed(text):
     if text == "none":
         return None
     try:
-        return int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"an integer or 'none', not {text!r}") from None
+        return SEED(text)
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(
+            f"expected {SEED.describe()} or 'none', got {text!r}") from None
 
 
 def build_parser():
@@ -294,10 +298,10 @@ def build_parser():
     parser.add_argument("--reverse-output", help="also write the target-to-source links")
     parser.add_argument("--aligner", choices=sorted(ALIGNERS), default="eflomal",
                         help="eflomal (default, eflomal-align) or fast_align (binary on PATH)")
-    parser.add_argument("--aligner-args", default="",
+    parser.add_argument("--aligner-args", type=shell_words, default="",
                         help="extra aligner options as one shell-quoted string, attached "
                         "with '=' because it starts with a dash: --aligner-args='--model 2'")
-    parser.add_argument("--workers", type=positive_int, default=default_workers(),
+    parser.add_argument("--workers", type=WORKERS, default=default_workers(),
                         help="cores to use: parallel chunks, aligner threads (default: all)")
     parser.add_argument("--chunk-size", type=positive_int, default=250000,
                         help="sentence pairs aligned together (default: 250000); smaller "

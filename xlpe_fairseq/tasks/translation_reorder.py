@@ -18,7 +18,6 @@ files is reproducible. ``--preorderer-nbest N`` instead decodes each sentence wi
 preorderer's N best reorderings (``preordering.btg_kbest``) and keeps one translation.
 """
 import logging
-import math
 import os
 from dataclasses import dataclass, field
 from typing import Optional
@@ -38,6 +37,7 @@ from ..data.reorder_dataset import (
     load_reorder_positions,
     reorder_prefix,
 )
+from ..io import FINITE, Number, positive_int
 from ..plugin_errors import MissingReorderPositionsError, OptionError
 
 logger = logging.getLogger(__name__)
@@ -99,13 +99,9 @@ class TranslationReorderTask(TranslationTask):
 
     def __init__(self, cfg, src_dict, tgt_dict):
         super().__init__(cfg, src_dict, tgt_dict)
-        if not 0.0 <= cfg.reorder_noise <= 1.0:
-            raise OptionError(f"--reorder-noise must be in [0, 1], got {cfg.reorder_noise}")
-        if cfg.preorderer_nbest < 1:
-            raise OptionError(f"--preorderer-nbest must be at least 1, got {cfg.preorderer_nbest}")
-        if not math.isfinite(cfg.preorderer_nbest_weight):
-            raise OptionError("--preorderer-nbest-weight must be a finite number, got "
-                              f"{cfg.preorderer_nbest_weight}")
+        Number(float, minimum=0, maximum=1).check("--reorder-noise", cfg.reorder_noise)
+        positive_int.check("--preorderer-nbest", cfg.preorderer_nbest)
+        FINITE.check("--preorderer-nbest-weight", cfg.preorderer_nbest_weight)
         if cfg.preorderer_nbest > 1 and not cfg.preorderer:
             raise OptionError("--preorderer-nbest chooses among the preorderer's reorderings: "
                               "pass --preorderer PREORDERER.pt")

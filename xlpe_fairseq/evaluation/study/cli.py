@@ -11,12 +11,17 @@ import sys
 
 from ...help_format import HelpFormatter
 from ...io import (
+    BOOTSTRAP_SAMPLES,
+    SEED,
+    WORKERS,
     check_dictionaries,
     check_output_directory,
     check_utf8,
+    positive_int,
     read_lines,
     require_files,
     run_command,
+    shell_words,
 )
 from ..bleu import add_tokenize_argument, bleu_tokenizer, detokenize
 from .plan import Study
@@ -93,16 +98,16 @@ def build_parser():
                         f"{', '.join(MODEL_NAMES)}; an XL PE or DPE model as MODEL@SET trains "
                         "on the position set SET (--positions); a --variant's NAME")
     parser.add_argument("--baseline", help="model the others are tested against (default: first)")
-    parser.add_argument("--seeds", nargs="+", type=int, default=[1, 2, 3])
+    parser.add_argument("--seeds", nargs="+", type=SEED, default=[1, 2, 3])
     parser.add_argument("--profile", choices=sorted(PROFILES), default="cpu-demo",
                         help="model size and optimizer (default: cpu-demo, the demo's settings; "
                         "gpu-iwslt: fairseq's transformer_iwslt_de_en size, 512/1024 6+6, "
                         "in fp16 on one GPU)")
-    parser.add_argument("--updates", type=int, help="training updates per run (default: the "
+    parser.add_argument("--updates", type=positive_int, help="training updates per run (default: the "
                         "profile's: 500 for cpu-demo, 4000 for gpu-iwslt)")
     parser.add_argument("--cpu", action="store_true", help="train and decode on the CPU "
                         "whatever the profile")
-    parser.add_argument("--train-args", default="", help="further fairseq-train options for "
+    parser.add_argument("--train-args", type=shell_words, default="", help="further fairseq-train options for "
                         "every run, one string (part of the study's settings); a "
                         "--validate-interval-updates here replaces the profile's")
     parser.add_argument("--positions", action="append", default=[], type=position_set,
@@ -116,18 +121,18 @@ def build_parser():
                         "'dpe-lambda0=dpe --order-lambda 0' (repeatable)")
     parser.add_argument("--test-positions", nargs="+", default=[], metavar="NAME",
                         help="also decode every XL PE run with these sets' test positions")
-    parser.add_argument("--jobs", type=int, default=1,
+    parser.add_argument("--jobs", type=WORKERS, default=1,
                         help="runs trained at once (default: 1; on a CPU set OMP_NUM_THREADS to "
                         "cores / jobs)")
     parser.add_argument("--checkpoint", choices=["last", "best"], default="last",
                         help="checkpoint each run is evaluated with (default: last)")
     parser.add_argument("--gen-subset", default="test")
-    parser.add_argument("--generate-args", default="--beam 5 --batch-size 100",
+    parser.add_argument("--generate-args", type=shell_words, default="--beam 5 --batch-size 100",
                         help="fairseq-generate options, one string (default: %(default)s)")
     parser.add_argument("--gold", help="gold word alignment of the test split: adds AER")
     parser.add_argument("--source-bpe", help="BPE source of the test split (with --gold)")
     parser.add_argument("--target-bpe", help="BPE target of the test split (with --gold)")
-    parser.add_argument("--bootstrap-samples", type=int, default=1000)
+    parser.add_argument("--bootstrap-samples", type=BOOTSTRAP_SAMPLES, default=1000)
     parser.add_argument("--work", required=True, help="folder of the runs and the report")
     return parser
 

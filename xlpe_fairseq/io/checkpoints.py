@@ -1,0 +1,74 @@
+"""Reading checkpoints: every file that cannot be one (missing, truncated, random bytes, a
+checkpoint of another kind) is an InputError of one line naming it.
+
+torch reports an unreadable file with many exception types whose messages run to paragraphs,
+and for a pickle it cannot read it advises loading with ``weights_only=False``, which must not
+be suggested for an untrusted file: the message here says what the file is not, in its own
+words. fairseq's loader fails on a wrong-kind file far from the file's name (a KeyError, a
+TypeError while translating with an ensemble of models that read different inputs).
+"""
+import os
+
+from .errors import InputError, OptionError
+
+
+def read_checkpoint(path, what, weights_only=True):
+    """``torch.load`` of ``path`` on the CPU; InputError ``PATH: not a WHAT (...)`` if the
+    file cannot be read. fairseq checkpoints pickle argparse and omegaconf objects, so
+    they need ``weights_only=False``."""
+    import torch  # the ground floor does not import torch until a checkpoint is read
+
+    if os.path.isdir(path):
+        raise InputError(f"{path}: is a directory, expected a {what}")
+    if not os.path.exists(path):
+        raise InputError(f"{path}: no such {what}")
+    try:
+        return torch.load(path, map_location="cpu", weights_only=weights_only)
+    except OSError as err:
+        if err.strerror:
+            raise InputError(f"{path}: cannot read it ({err.strerror})") from None
+        raise InputError(f"{path}: not a {what} (truncated or damaged)") from None
+    except Exception:  # torch reports unreadable files with many exception types
+        raise InputError(f"{path}: not a {what} (truncated, damaged, or another kind of "
+                         "file)") from None
+
+
+def fairseq_checkpoint(path):
+    """The saved state of a fairseq checkpoint (``model``, ``cfg`` or ``args``, ...)."""
+    state = read_checkpoint(path, "fairseq checkpoint", weights_only=False)
+    if isinstance(state, dict) and "format" in state and "model" not in state:
+        raise InputError(f"{path}: not a fairseq checkpoint (its format is {state['format']!r}; "
+                         "a preorderer goes to --preorderer)")
+    if not (isinstance(state, dict) and isinstance(state.get("model"), dict)
+            and (state.get("cfg") is not None or state.get("args") is not None)):
+        raise InputError(f"{path}: not a fairseq checkpoint (no model state and settings)")
+    return state
+
+
+def load_fairseq_ensemble(paths, arg_overrides):
+    """``checkpoint_utils.load_model_ensemble_and_task`` of ``paths``, its failures as one
+    line naming the file; an ensemble of models that read different inputs (e.g. an XL PE
+    model, which reads reorder positions, and a Transformer) is refused."""
+    from fairseq import checkpoint_utils
+
+    from ..plugin_errors import INPUT_ERRORS
+
+    try:
+        ensemble, cfg, task = checkpoint_utils.load_model_ensemble_and_task(
+            paths, arg_overrides=arg_overrides)
+    except (OptionError, *INPUT_ERRORS):  # the plugin's own, already one line
+        raise
+    except Exception as err:
+        for path in paths:
+            fairseq_checkpoint(path)  # names the file that is not a checkpoint
+        reason = (str(err).strip().splitlines() or [""])[0]
+        raise InputError(f"{':'.join(paths)}: cannot load the model ({type(err).__name__}: "
+                         f"{reason})") from None
+    roles = [getattr(model, "reorder_positions_role", None) for model in ensemble]
+    for path, model, role in zip(paths[1:], ensemble[1:], roles[1:]):
+        if role != roles[0]:
+            raise InputError(
+                f"{path}: a {type(model).__name__} cannot join {paths[0]} "
+                f"(a {type(ensemble[0]).__name__}) in an ensemble: the models take "
+                "different inputs (reorder positions); ensemble models of one kind")
+    return ensemble, cfg, task
