@@ -201,8 +201,23 @@ def test_order_loss_is_logged_per_supervised_token(vocab):
     assert aggregated.get_smoothed_values()["order_loss"] == pytest.approx(0.5)
 
 
+def test_inxl_input_statistics_are_logged_per_token_and_unit(vocab):
+    logs = [{"loss": 8.0, "nll_loss": 6.0, "ntokens": 5, "sample_size": 5, "xlpe_in_norm": 30.0,
+             "xlpe_embed_norm": 60.0, "xlpe_saturated": 4.0, "xlpe_ntokens": 4,
+             "xlpe_units": 64},
+            {"loss": 4.0, "nll_loss": 3.0, "ntokens": 5, "sample_size": 5, "xlpe_in_norm": 10.0,
+             "xlpe_embed_norm": 20.0, "xlpe_saturated": 12.0, "xlpe_ntokens": 4,
+             "xlpe_units": 64}]
+    with metrics.aggregate() as aggregated:
+        LabelSmoothedCrossEntropyWithOrderCriterion.reduce_metrics(logs)
+    values = aggregated.get_smoothed_values()
+    assert values["xlpe_in_norm"] == pytest.approx(5.0) and values["xlpe_embed_norm"] == 10.0
+    assert values["xlpe_saturated"] == pytest.approx(0.125), "saturated units over all units"
+
+
 def test_lambda_out_of_range_is_rejected(vocab):
-    with pytest.raises(ValueError, match=r"--order-lambda must be in \[0, 1\]"):
+    with pytest.raises(ValueError, match=r"--order-lambda must be a finite number of at least 0 "
+                       r"and at most 1, got 1.5"):
         make_criterion(vocab, order_lambda=1.5)
 
 

@@ -60,8 +60,8 @@ def input_diagnostics(model, samples):
     (fairseq batches with ``reorder_positions``), as a dict."""
     import torch
 
-    # imported here: the model module pulls in fairseq, which --help does not need
-    from ..models.transformer_xlpe import SATURATION
+    # imported here: the modules pull in fairseq, which --help does not need
+    from ..modules.input_xl_positions import SATURATION
 
     encoder = model.encoder
     if getattr(encoder, "pe_in", None) is None:

@@ -1,0 +1,69 @@
+"""InXL's learned input position, ``PE_IN = tanh(PE_abs U + PE_XL V)`` (Ding, Wang, Tao 2020,
+Eq. 7), and the statistics that show whether it trains."""
+import torch
+from torch import Tensor, nn
+
+from ..plugin_errors import OptionError
+
+XLPE_INITS = ("identity", "xavier")
+
+
+class InputXLPositions(nn.Module):
+    """``PE_IN-XL = tanh(PE_abs U + PE_XL V)`` (Eq. 7), with ``U`` and ``V`` initialised by
+    ``--xlpe-init``:
+
+    - ``identity`` (default): ``U = I``, ``V = 0``. InXL starts as the Transformer with its
+      sinusoid squashed by tanh (``PE_IN = tanh(PE_abs)``) and learns how much of ``PE_XL`` to
+      mix in. Not in the paper, which gives no initialisation; see docs/models.md for the
+      measurements that chose it.
+    - ``xavier``: both Xavier-uniform, as fairseq initialises attention projections (this
+      project's choice before): ``PE_IN`` starts as a random mix of both sinusoids.
+
+    ``U`` and ``V`` multiply each token's sinusoid rows, as Eq. 7 writes it. Projecting the
+    table once and gathering its rows would save multiply-adds, but the gather's backward
+    accumulates with atomics on a GPU, whose order varies between runs.
+    """
+
+    def __init__(self, embed_dim: int, init: str = "identity"):
+        super().__init__()
+        self.u = nn.Linear(embed_dim, embed_dim, bias=False)
+        self.v = nn.Linear(embed_dim, embed_dim, bias=False)
+        if init == "identity":
+            with torch.no_grad():
+                self.u.weight.copy_(torch.eye(embed_dim))
+                self.v.weight.zero_()
+        elif init == "xavier":
+            nn.init.xavier_uniform_(self.u.weight)
+            nn.init.xavier_uniform_(self.v.weight)
+        else:
+            raise OptionError(f"--xlpe-init must be one of {XLPE_INITS}, got {init!r}")
+
+    def pre_activation(self, pe_abs: Tensor, pe_xl: Tensor) -> Tensor:
+        """``PE_abs U + PE_XL V``, ``(B, T, C)``: what the tanh of Eq. 7 reads."""
+        return self.u(pe_abs) + self.v(pe_xl)
+
+    def forward(self, pe_abs: Tensor, pe_xl: Tensor) -> Tensor:
+        """``pe_abs``, ``pe_xl``: ``(B, T, C)`` sinusoids of each token's two positions."""
+        return torch.tanh(self.pre_activation(pe_abs, pe_xl))
+
+
+# |PE_abs U + PE_XL V| above this counts as saturated: tanh' < 0.071, so the unit passes
+# under 7% of its gradient and barely moves with U and V
+SATURATION = 2.0
+
+
+def input_statistics(pre_activation: Tensor, embedding: Tensor, padding_mask: Tensor) -> Tensor:
+    """Sums over a batch's real tokens of what tells whether InXL's input learns (logged by the
+    criterion as ``xlpe_in_norm``, ``xlpe_embed_norm`` and ``xlpe_saturated``):
+    ``[Σ|PE_IN|, Σ|X|, saturated units, tokens, units]``, ``X`` the scaled word embedding."""
+    with torch.no_grad():
+        keep = (~padding_mask).unsqueeze(-1).float()
+        pre = pre_activation.float() * keep
+        tokens = keep.sum()
+        return torch.stack([
+            torch.tanh(pre).norm(dim=-1).sum(),
+            (embedding.float() * keep).norm(dim=-1).sum(),
+            (pre.abs() > SATURATION).float().sum(),
+            tokens,
+            tokens * pre.size(-1),
+        ])
