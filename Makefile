@@ -13,12 +13,14 @@ export TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD := 1
 
 setup: $(STAMP)
 
-$(STAMP): setup.py constraints.txt
+$(STAMP): setup.py constraints.txt scripts/install_eflomal.sh
 	$(PYTHON) -m venv $(VENV)
 	$(PIP_INSTALL) --upgrade pip wheel setuptools Cython
 	$(PIP_INSTALL) "$(TORCH)"
 	# fastBPE's sdist needs Cython at build time and no build isolation
 	$(PIP_INSTALL) --no-build-isolation fastbpe==0.1.0
+	# eflomal for x86-64-v3, not this CPU: one compiler then gives one alignment on every CPU
+	bash scripts/install_eflomal.sh $(BIN)/pip
 	$(PIP_INSTALL) -e ".[test]"
 	touch $@
 

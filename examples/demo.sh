@@ -167,11 +167,13 @@ score_file=""
 if [[ -f $WORK/xlpe-inxl/bleu.json || -f $WORK/xlpe-headxl/bleu.json || -f $WORK/xlpe-combination/bleu.json ]]; then
     score_file=$PREORDER_SCORE
 fi
-python - "$WORK" "$score_file" <<'PY'
-import json, sys
+python - "$WORK" "$score_file" "$DATA" <<'PY'
+import hashlib, json, sys
 from pathlib import Path
 
-work, score_file = Path(sys.argv[1]), sys.argv[2]
+from xlpe_fairseq.preprocessing.word_alignment import eflomal_build
+
+work, score_file, data = Path(sys.argv[1]), sys.argv[2], Path(sys.argv[3])
 order = ["transformer", "dpe", "re-encoder", "re-decoder", "re-both", "xlpe-inxl", "xlpe-headxl",
          "xlpe-combination", "transformer-deep", "encoder-free", "encoder-free-inxl",
          "encoder-free-nopos", "encoder-free-relpe", "lstm", "relpe", "rope", "alibi", "t5-bias",
@@ -189,6 +191,13 @@ for model in order:
                  f"| {score['sentences']} |")
     signature = score["bleu_signature"]
 lines += ["", f"sacreBLEU: {signature}"]
+# what DPE's positions come from: equal hashes, equal data (docs/reproducibility.md)
+digests = ", ".join(f"{name} {hashlib.md5((data / 'bpe' / name).read_bytes()).hexdigest()}"
+                    for name in ("codes", "train.align", "train.reorder"))
+build = eflomal_build()
+build = "no compiler record" if build is None else build[0] + ("" if build[1] else
+        " (built for this CPU: another CPU model aligns differently)")
+lines += [f"data md5: {digests}", f"eflomal: {build}"]
 if score_file:
     lines += ["", "XL PE test positions: the preorderer vs the BTG oracle of the test alignment",
               "```", Path(score_file).read_text().rstrip(), "```"]

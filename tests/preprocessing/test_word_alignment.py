@@ -175,3 +175,36 @@ def test_seed_option_takes_an_integer_or_none():
     assert parser.parse_args(required + ["--seed", "none"]).seed is None
     with pytest.raises(SystemExit):
         parser.parse_args(required + ["--seed", "random"])
+
+
+@pytest.mark.parametrize("producer,expected", [
+    (b"GNU C99 12.2.0 -march=x86-64-v3 -mtune=generic -g -Ofast -std=gnu99 -fopenmp",
+     ("GCC 12.2.0 -march=x86-64-v3 -mtune=generic", True)),
+    # what -march=native records on an AMD EPYC (Zen 4)
+    (b"GNU C99 12.2.0 -march=znver3 -mmmx -mavx512f --param=l1-cache-size=32 -mtune=znver3 -g",
+     ("GCC 12.2.0 -march=znver3 -mtune=znver3", False)),
+    (b"GNU C99 12.2.0 -march=x86-64-v3 -mtune=znver3 -g", ("GCC 12.2.0 -march=x86-64-v3 "
+                                                         "-mtune=znver3", False)),
+    (b"GNU C17 13.1.0 -g -O2", ("GCC 13.1.0 -march=x86-64 -mtune=generic", True)),
+])
+def test_eflomal_build_reads_the_compiler_options_recorded_in_the_binary(tmp_path, producer,
+                                                                         expected):
+    binary = tmp_path / "eflomal"
+    binary.write_bytes(b"\x7fELF\0code\0" + producer + b"\0/dev/urandom\0")
+    assert word_alignment.eflomal_build(str(binary)) == expected
+
+
+def test_eflomal_build_of_a_binary_without_debug_information(tmp_path):
+    binary = tmp_path / "eflomal"
+    binary.write_bytes(b"\x7fELF\0stripped\0")
+    assert word_alignment.eflomal_build(str(binary)) is None
+
+
+@pytest.mark.skipif(not eflomal_installed(), reason="eflomal-align not installed")
+def test_installed_eflomal_is_built_for_any_cpu():
+    """`make setup` builds eflomal for x86-64-v3 (scripts/install_eflomal.sh): a build for the
+    CPU at hand (pip's, -march=native) aligns the demo's corpus differently on another model."""
+    build = word_alignment.eflomal_build()
+    assert build is not None and build[1], (
+        f"eflomal was built for this CPU ({build and build[0]}); rebuild it with "
+        "scripts/install_eflomal.sh PIP (make setup does)")

@@ -15,12 +15,19 @@ runs on the same corpus align 99% of the sentences differently. ``--seed`` (defa
 run repeatable: eflomal runs from a copy of its package whose binary reads its random state from
 a file, and each direction's samplers run one after another, since in parallel threads they
 would take their random states in whatever order the threads arrive.
+
+eflomal's sdist compiles its sampler with ``-Ofast -march=native``: another instruction set or
+tuning rounds its sums differently, so the same seed aligns differently on another CPU model.
+``eflomal_build`` reads the compiler and target from the binary; the repository's
+``scripts/install_eflomal.sh`` (run by ``make setup``) builds it for a fixed instruction set,
+whose binary, and so whose alignment, depends on the compiler only.
 """
 import argparse
 import functools
 import hashlib
 import importlib.util
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -127,21 +134,49 @@ _URANDOM_PATH = b"\0/dev/urandom\0"
 _SEED_FILE = "eflomal.seed"
 
 
+def eflomal_package():
+    """The folder of the importable eflomal package (its binary is ``bin/eflomal`` there)."""
+    spec = importlib.util.find_spec("eflomal")
+    if spec is None or spec.origin is None:
+        raise InputError("eflomal is not importable here; pip install eflomal, or --seed none")
+    return os.path.dirname(spec.origin)
+
+
+# eflomal compiles with -g, and GCC records its version and target options in the debug
+# information (DWARF's producer: "GNU C99 12.2.0 -march=x86-64-v3 -mtune=generic -g ...")
+_PRODUCER = re.compile(rb"GNU C\w* (\d[\w.]*) ([^\0]*)")
+# levels that name no CPU model: a build for one of them is the same on whatever CPU compiled it
+PORTABLE_MARCH = {"x86-64", "x86-64-v2", "x86-64-v3", "x86-64-v4"}
+
+
+def eflomal_build(binary=None):
+    """``(description, portable)`` of an eflomal binary (default: the importable one's):
+    e.g. ``("GCC 12.2.0 -march=x86-64-v3 -mtune=generic", True)``; ``portable`` when it targets
+    a generic x86-64 level with generic tuning, not the CPU that built it. ``None`` when the
+    binary records no compiler options."""
+    with open(binary or os.path.join(eflomal_package(), "bin", "eflomal"), "rb") as f:
+        match = _PRODUCER.search(f.read())
+    if match is None:
+        return None
+    options = dict(option.split("=", 1) for option in match[2].decode(errors="replace").split()
+                   if option.startswith(("-march=", "-mtune=")))
+    march, mtune = options.get("-march", "x86-64"), options.get("-mtune", "generic")
+    return (f"GCC {match[1].decode()} -march={march} -mtune={mtune}",
+            march in PORTABLE_MARCH and mtune == "generic")
+
+
 def seeded_eflomal_package(directory):
     """Copy the installed eflomal package into ``directory``, its binary reading the random
     state from ``./eflomal.seed`` instead of ``/dev/urandom``; return the folder to put first
     on PYTHONPATH. Nothing installed is changed."""
-    spec = importlib.util.find_spec("eflomal")
-    if spec is None or spec.origin is None:
-        raise InputError("eflomal is not importable here; pip install eflomal, or --seed none")
+    installed = eflomal_package()
     package = os.path.join(directory, "seeded-eflomal", "eflomal")
-    shutil.copytree(os.path.dirname(spec.origin), package,
-                    ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(installed, package, ignore=shutil.ignore_patterns("__pycache__"))
     binary = os.path.join(package, "bin", "eflomal")
     with open(binary, "rb") as f:
         code = f.read()
     if code.count(_URANDOM_PATH) != 1:
-        raise ToolError(f"{spec.origin}: this eflomal build cannot be seeded (its binary does "
+        raise ToolError(f"{installed}: this eflomal build cannot be seeded (its binary does "
                         "not name /dev/urandom exactly once); align with --seed none")
     with open(binary, "wb") as f:
         f.write(code.replace(_URANDOM_PATH, b"\0" + _SEED_FILE.encode() + b"\0"))
@@ -327,6 +362,11 @@ def main(argv=None):
         seconds = time.perf_counter() - start
         print(f"xlpe-align: {pairs} pairs in {seconds:.1f} s "
               f"({pairs / max(seconds, 1e-9):.0f} pairs/s)", file=sys.stderr)
+        build = eflomal_build() if args.aligner == "eflomal" else None
+        if build is not None and not build[1]:
+            print(f"xlpe-align: eflomal was compiled for the CPU that built it ({build[0]}): "
+                  "another CPU model aligns differently; the repository's "
+                  "scripts/install_eflomal.sh builds it for any x86-64 CPU", file=sys.stderr)
 
     run_command(body, "xlpe-align")
 
