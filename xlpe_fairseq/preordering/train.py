@@ -71,10 +71,17 @@ def train_preorderer(sentences, positions, valid=None, *, embed_dim=64, hidden_d
     best_state = None
     start = time.monotonic()
     for epoch in range(1, epochs + 1):
+        scorer.train()
         rng.shuffle(batches)
+        total_loss = 0.0
+        tokens_seen = 0
         epoch_start = time.monotonic()
-        total_loss, tokens_seen = train_epoch(preorderer, optimizer, encoded, batches, loss,
-                                              margin, device)
+        for batch in batches:
+            batch_loss, batch_tokens = train_step(preorderer, optimizer,
+                                                  [encoded[k] for k in batch], loss, margin,
+                                                  device)
+            total_loss += batch_loss
+            tokens_seen += batch_tokens
         seconds = time.monotonic() - epoch_start
         message = (f"epoch {epoch}: loss {total_loss / len(batches):.4f}, {seconds:.0f} s "
                    f"({tokens_seen / max(seconds, 1e-9):.0f} tokens/s)")
@@ -99,26 +106,18 @@ def train_preorderer(sentences, positions, valid=None, *, embed_dim=64, hidden_d
     return preorderer
 
 
-def train_epoch(preorderer, optimizer, encoded, batches, loss, margin, device):
-    """One pass of Adam steps over ``batches`` (lists of indices into ``encoded``, whose items
-    are ``(token indices, oracle positions, word units)``); returns the summed batch losses
-    and the number of tokens seen."""
+def train_step(preorderer, optimizer, items, loss, margin, device):
+    """One Adam step of ``loss`` on a batch of ``items`` ``(token indices, oracle positions,
+    word units)``; returns the batch's loss and its number of tokens."""
     scorer = preorderer.scorer
-    scorer.train()
-    total_loss = 0.0
-    tokens_seen = 0
-    for batch in batches:
-        items = [encoded[k] for k in batch]
-        tokens, reference, lengths = _collate(items, preorderer.vocabulary.pad_index, device)
-        batch_loss = training_loss(scorer, tokens, reference, lengths,
-                                   [units for _, _, units in items], loss, margin)
-        optimizer.zero_grad()
-        batch_loss.backward()
-        torch.nn.utils.clip_grad_norm_(scorer.parameters(), 1.0)
-        optimizer.step()
-        total_loss += batch_loss.item()
-        tokens_seen += int(lengths.sum())
-    return total_loss, tokens_seen
+    tokens, reference, lengths = _collate(items, preorderer.vocabulary.pad_index, device)
+    batch_loss = training_loss(scorer, tokens, reference, lengths,
+                               [units for _, _, units in items], loss, margin)
+    optimizer.zero_grad()
+    batch_loss.backward()
+    torch.nn.utils.clip_grad_norm_(scorer.parameters(), 1.0)
+    optimizer.step()
+    return batch_loss.item(), int(lengths.sum())
 
 
 def training_loss(scorer, tokens, reference, lengths, units, loss, margin):

@@ -1,15 +1,16 @@
 """Training time of an epoch of each preorderer loss, interleaved on the same batches.
 
-    python docs/results/preorderer-structured/time_losses.py BPE_DIR SRC [--rounds R]
+    python docs/results/preorderer-structured/time_losses.py BPE_DIR SRC [--epochs E]
         [--threads T] [--batch-tokens B] [--max-length L] [--sentences N] [--device D]
 
 Builds the training batches of BPE_DIR/train.SRC and train.btg.reorder as xlpe-preorder-train
-does (sentences of 2 to L tokens, B padded tokens a batch) and, in each of R rounds, trains one
-epoch of every loss over the same batches from the same preorderer model, the order of the losses
-alternating from round to round, so that machine load and drift hit all losses alike. Prints
-each epoch's seconds and, per loss, the median epoch and its ratio to the pairwise one's.
+does (sentences of 2 to L tokens, B padded tokens a batch) and trains each loss's own model
+(the same initial weights) for E epochs over the same batches, interleaved batch by batch (the
+first loss alternating), so that the load of other jobs on the machine hits all losses alike.
+Prints each epoch's seconds and tokens/s per loss and, per epoch, the ratio to the first loss.
 """
 import argparse
+import copy
 import statistics
 import time
 
@@ -18,7 +19,7 @@ import torch
 from xlpe_fairseq.preordering.btg_search import word_units
 from xlpe_fairseq.preordering.corpus import read_source_with_reorder
 from xlpe_fairseq.preordering.preorderer import Preorderer, length_batches
-from xlpe_fairseq.preordering.train import LOSSES, train_epoch
+from xlpe_fairseq.preordering.train import LOSSES, train_step
 from xlpe_fairseq.preordering.vocabulary import Vocabulary
 
 
@@ -26,7 +27,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("bpe")
     parser.add_argument("src")
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--epochs", type=int, default=3)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--batch-tokens", type=int, default=4000)
     parser.add_argument("--max-length", type=int, default=200)
@@ -47,27 +48,31 @@ def main():
     tokens = sum(len(s) for s, _ in examples)
     print(f"{len(examples)} sentences, {tokens} tokens, {len(batches)} batches, "
           f"{args.threads} threads, {args.device}")
-    state = {k: v.clone() for k, v in preorderer.scorer.state_dict().items()}
-    times = {loss: [] for loss in args.losses}
-    for round_ in range(args.rounds):
-        order = args.losses if round_ % 2 == 0 else args.losses[::-1]
-        for loss in order:
-            preorderer.scorer.load_state_dict(state)
-            preorderer.to(args.device)
-            optimizer = torch.optim.Adam(preorderer.scorer.parameters(), lr=3e-3)
-            start = time.perf_counter()
-            train_epoch(preorderer, optimizer, encoded, batches, loss, 1.0, args.device)
-            if args.device.startswith("cuda"):
-                torch.cuda.synchronize()
-            times[loss].append(time.perf_counter() - start)
-            print(f"round {round_ + 1} {loss}: {times[loss][-1]:.1f} s "
-                  f"({tokens / times[loss][-1]:.0f} tokens/s)", flush=True)
-    base = statistics.median(times[args.losses[0]])
-    for loss, seconds in times.items():
-        ratios = [s / b for s, b in zip(seconds, times[args.losses[0]])]
-        print(f"{loss}: median epoch {statistics.median(seconds):.1f} s, "
-              f"{statistics.median(seconds) / base:.2f}x {args.losses[0]} "
-              f"(per round {', '.join(f'{r:.2f}' for r in ratios)})")
+    models = {loss: copy.deepcopy(preorderer).to(args.device) for loss in args.losses}
+    optimizers = {loss: torch.optim.Adam(model.scorer.parameters(), lr=3e-3)
+                  for loss, model in models.items()}
+    for model in models.values():
+        model.scorer.train()
+    ratios = []
+    for epoch in range(args.epochs):
+        seconds = dict.fromkeys(args.losses, 0.0)
+        for step, batch in enumerate(batches):
+            order = args.losses if (epoch + step) % 2 == 0 else args.losses[::-1]
+            for loss in order:
+                start = time.perf_counter()
+                train_step(models[loss], optimizers[loss],
+                           [encoded[k] for k in batch], loss, 1.0, args.device)
+                if args.device.startswith("cuda"):
+                    torch.cuda.synchronize()
+                seconds[loss] += time.perf_counter() - start
+        base = seconds[args.losses[0]]
+        ratios.append({loss: seconds[loss] / base for loss in args.losses})
+        print(f"epoch {epoch + 1}: " + ", ".join(
+            f"{loss} {seconds[loss]:.1f} s ({tokens / seconds[loss]:.0f} tokens/s, "
+            f"{seconds[loss] / base:.2f}x)" for loss in args.losses), flush=True)
+    for loss in args.losses[1:]:
+        print(f"{loss}: {statistics.median(r[loss] for r in ratios):.2f}x {args.losses[0]} "
+              f"(median over {args.epochs} epochs)")
 
 
 if __name__ == "__main__":
