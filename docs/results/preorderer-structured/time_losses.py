@@ -7,7 +7,7 @@ Builds the training batches of BPE_DIR/train.SRC and train.btg.reorder as xlpe-p
 does (sentences of 2 to L tokens, B padded tokens a batch) and trains each loss's own model
 (the same initial weights) for E epochs over the same batches, interleaved batch by batch (the
 first loss alternating), so that the load of other jobs on the machine hits all losses alike.
-Prints each epoch's seconds and tokens/s per loss and, per epoch, the ratio to the first loss.
+Prints each epoch's wall and CPU seconds per loss and their ratios to the first loss's.
 """
 import argparse
 import copy
@@ -55,24 +55,30 @@ def main():
         model.scorer.train()
     ratios = []
     for epoch in range(args.epochs):
-        seconds = dict.fromkeys(args.losses, 0.0)
+        # wall seconds and the process's CPU seconds: on a loaded machine the CPU time still
+        # counts the work done, where the wall time also counts the waiting
+        seconds = {loss: [0.0, 0.0] for loss in args.losses}
         for step, batch in enumerate(batches):
             order = args.losses if (epoch + step) % 2 == 0 else args.losses[::-1]
             for loss in order:
-                start = time.perf_counter()
+                start, cpu_start = time.perf_counter(), time.process_time()
                 train_step(models[loss], optimizers[loss],
                            [encoded[k] for k in batch], loss, 1.0, args.device)
                 if args.device.startswith("cuda"):
                     torch.cuda.synchronize()
-                seconds[loss] += time.perf_counter() - start
+                seconds[loss][0] += time.perf_counter() - start
+                seconds[loss][1] += time.process_time() - cpu_start
         base = seconds[args.losses[0]]
-        ratios.append({loss: seconds[loss] / base for loss in args.losses})
+        ratios.append({loss: [s / b for s, b in zip(seconds[loss], base)]
+                       for loss in args.losses})
         print(f"epoch {epoch + 1}: " + ", ".join(
-            f"{loss} {seconds[loss]:.1f} s ({tokens / seconds[loss]:.0f} tokens/s, "
-            f"{seconds[loss] / base:.2f}x)" for loss in args.losses), flush=True)
+            f"{loss} {wall:.1f} s ({tokens / wall:.0f} tokens/s, {wall / base[0]:.2f}x; "
+            f"CPU {cpu:.1f} s, {cpu / base[1]:.2f}x)"
+            for loss, (wall, cpu) in seconds.items()), flush=True)
     for loss in args.losses[1:]:
-        print(f"{loss}: {statistics.median(r[loss] for r in ratios):.2f}x {args.losses[0]} "
-              f"(median over {args.epochs} epochs)")
+        print(f"{loss}: {statistics.median(r[loss][0] for r in ratios):.2f}x "
+              f"{args.losses[0]}'s wall time, {statistics.median(r[loss][1] for r in ratios):.2f}x "
+              f"its CPU time (medians over {args.epochs} epochs)")
 
 
 if __name__ == "__main__":
