@@ -4,7 +4,9 @@ import random
 
 import torch
 
-from xlpe_fairseq.preordering.btg_search import btg_search, quantize_scores, word_units
+from preordering.btg_reference import random_batch_lengths, random_units, reference_search
+from xlpe_fairseq.preordering.btg_search import best_positions, btg_search, quantize_scores, \
+    word_units
 from xlpe_fairseq.reordering.btg_rules import is_btg_reachable
 
 
@@ -82,3 +84,46 @@ def test_word_pieces_move_as_a_block_and_the_best_word_order_is_found():
         best = max(inversion_gain(expand(p, words), scores)
                    for p in itertools.permutations(range(4)) if is_btg_reachable(list(p)))
         assert abs(inversion_gain(found, scores) - best) < 1e-9
+
+
+def random_search_batch(rng, generator, size, longest, ties):
+    """Scores of a padded batch of mixed lengths (on a coarse grid when ``ties``, so that many
+    splits and merges tie), their lengths and word units; padding scores are huge, to show
+    that they are ignored."""
+    lengths = random_batch_lengths(rng, size, longest)
+    time = max(lengths) + rng.randint(0, 2)
+    if ties:
+        scores = torch.randint(-2, 3, (size, time, time), generator=generator) * 0.5
+    else:
+        scores = torch.randn(size, time, time, generator=generator) * 2
+    for b, n in enumerate(lengths):
+        scores[b, n:] = scores[b, :, n:] = 1e6
+    return scores, lengths, [random_units(rng, n) for n in lengths]
+
+
+def test_the_batched_search_is_the_per_sentence_search_on_random_batches():
+    rng = random.Random(3)
+    generator = torch.Generator().manual_seed(3)
+    for trial in range(60):
+        scores, lengths, units = random_search_batch(rng, generator, rng.randint(1, 6), 9,
+                                                     ties=trial % 2 == 1)
+        penalty = rng.choice([0.0, 0.25, 1.0])
+        words = units if trial % 3 else None
+        found = btg_search(scores, lengths, penalty, words)
+        expected = [reference_search(scores[b], n, penalty, words and words[b])
+                    for b, n in enumerate(lengths)]
+        assert found == expected, (trial, lengths, penalty)
+        assert all(is_btg_reachable(p) for p in found)
+
+
+def test_best_positions_stays_on_the_device_and_keeps_padding_in_place():
+    rng = random.Random(4)
+    generator = torch.Generator().manual_seed(4)
+    devices = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
+    scores, lengths, units = random_search_batch(rng, generator, 5, 9, ties=False)
+    expected = btg_search(scores, lengths, 0.5, units)
+    for device in devices:
+        positions = best_positions(scores.to(device), lengths, 0.5, units)
+        assert positions.device.type == device
+        for row, n, sentence in zip(positions.tolist(), lengths, expected):
+            assert row[:n] == sentence and row[n:] == list(range(n, len(row)))

@@ -1,8 +1,11 @@
 """The structured hinge over BTG trees: zero when the search finds the oracle with a margin,
 an upper bound on the search's wrong pairs otherwise, and a gradient that leads the search
 to the oracle."""
+import random
+
 import torch
 
+from preordering.btg_reference import random_batch_lengths, random_units, reference_search
 from xlpe_fairseq.preordering.btg_search import btg_search
 from xlpe_fairseq.preordering.metrics import corpus_scores, monotone_scores
 from xlpe_fairseq.preordering.structured_loss import inverted_pairs, structured_hinge_loss
@@ -56,6 +59,35 @@ def test_the_pieces_of_a_word_move_as_a_block():
     units = [[0, 0, 1, 2, 3]]
     loss = structured_hinge_loss(scores, oracle, LENGTHS, units)
     assert loss.item() == 0.0, "the search over words never inverts the pieces of a word"
+
+
+def test_the_batched_loss_is_the_per_sentence_loss_of_the_per_sentence_search():
+    rng = random.Random(5)
+    generator = torch.Generator().manual_seed(5)
+    for _ in range(8):
+        lengths = random_batch_lengths(rng, 6, 10)
+        time = max(lengths)
+        scores = torch.randn(len(lengths), time, time, generator=generator, requires_grad=True)
+        oracle = torch.zeros(len(lengths), time, dtype=torch.long)
+        for b, n in enumerate(lengths):
+            oracle[b, :n] = torch.randperm(n, generator=generator)
+        units = [random_units(rng, n) for n in lengths]
+        batched = structured_hinge_loss(scores, oracle, lengths, units, margin=0.5)
+        (batched_gradient,) = torch.autograd.grad(batched, scores)
+        per_sentence = []
+        for b, n in enumerate(lengths):
+            # the search on the cost-augmented scores of this sentence alone
+            sentence = scores[b:b + 1, :n, :n]
+            target = inverted_pairs(oracle[b:b + 1, :n], [n])
+            shifted = sentence.detach() - 0.5 * (1 - 2 * target)
+            predicted = torch.tensor([reference_search(shifted[0], n, 0.0, units[b])])
+            change = target - inverted_pairs(predicted, [n])
+            hinge = (sentence * change + 0.5 * change.abs()).sum().clamp(min=0)
+            per_sentence.append(hinge / max(n * (n - 1) // 2, 1))
+        looped = torch.stack(per_sentence).mean()
+        (looped_gradient,) = torch.autograd.grad(looped, scores)
+        assert torch.allclose(batched, looped, rtol=1e-6, atol=1e-7), (lengths, batched, looped)
+        assert torch.allclose(batched_gradient, looped_gradient, rtol=1e-6, atol=1e-8)
 
 
 def test_a_preorderer_trained_with_the_structured_loss_beats_monotone(synthetic_train,

@@ -25,11 +25,13 @@ def btg_kbest(scores, lengths, k, penalty=0.0, units=None):
     """Up to ``k`` distinct BTG-consistent position lists for each sentence of a batch, best
     first, each as ``(score, positions)``; arguments as for ``btg_search``. A sentence has
     fewer than ``k`` when fewer BTG permutations of its units exist."""
-    gain, counts, units = inversion_gains(scores, lengths, units)
-    firsts = best_unit_positions(gain, counts, penalty)
+    gain, counts, unit_of = inversion_gains(scores, lengths, units)
+    firsts = best_unit_positions(gain, counts, penalty).cpu().tolist()
     gain = gain.cpu()
+    unit_of = unit_of.cpu().tolist()
     results = []
-    for b, (n, u, first) in enumerate(zip(counts, units, firsts)):
+    for b, (n, length, first) in enumerate(zip(counts, lengths, firsts)):
+        u, first = unit_of[b][:int(length)], first[:n]
         found = _kbest_units(gain[b, :n, :n].tolist(), n, k, penalty)
         # the same score as found[0]'s (both searches are exact on the score grid)
         found = [(found[0][0], first)] + [c for c in found if c[1] != first][:k - 1]

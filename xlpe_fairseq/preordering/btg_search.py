@@ -20,6 +20,8 @@ device or summation order, and ties go to the straight merge and the leftmost sp
 """
 import torch
 
+from .model import sentence_pairs
+
 SCORE_SCALE = 256.0
 
 
@@ -50,29 +52,48 @@ def btg_search(scores, lengths, penalty=0.0, units=None):
     of a word do in the BTG oracle. Returns one position list (a permutation of
     ``range(lengths[b])``) per sentence.
     """
-    gain, counts, units = inversion_gains(scores, lengths, units)
-    return [expand_units(unit_positions, u)
-            for unit_positions, u in zip(best_unit_positions(gain, counts, penalty), units)]
+    lengths = [int(n) for n in lengths]
+    positions = best_positions(scores, lengths, penalty, units).cpu().tolist()
+    return [row[:n] for row, n in zip(positions, lengths)]
+
+
+def best_positions(scores, lengths, penalty=0.0, units=None):
+    """``btg_search``'s positions as one ``(batch, time)`` long tensor on the device of
+    ``scores``, padding tokens keeping their index; nothing leaves the device, so a
+    training loss can use it without a synchronization."""
+    gain, counts, unit_of = inversion_gains(scores, lengths, units)
+    unit_positions = best_unit_positions(gain, counts, penalty)
+    time = unit_of.shape[1]
+    index = torch.arange(time, device=unit_of.device)
+    lengths = torch.as_tensor(lengths, device=unit_of.device).unsqueeze(1)
+    # a token's place: its unit's place, then its own within the unit; padding goes last
+    key = torch.where(index < lengths, unit_positions.gather(1, unit_of), time) * time + index
+    return key.argsort(dim=1).argsort(dim=1)
 
 
 def inversion_gains(scores, lengths, units=None):
-    """The search's input: ``(gain, counts, units)`` with ``gain[b, i, j]`` (i < j, float64
+    """The search's input: ``(gain, counts, unit_of)`` with ``gain[b, i, j]`` (i < j, float64
     on the score grid) what inverting units i and j of sentence b adds to its log-likelihood,
-    ``counts[b]`` its number of units and ``units[b]`` the unit of each of its tokens (each
-    token its own unit when ``units`` is None)."""
+    ``counts[b]`` its number of units (a list of ints) and ``unit_of`` (batch, time) the unit
+    of each token (each token its own unit when ``units`` is None; padding token t is unit
+    t, beyond the sentence's units)."""
     lengths = [int(n) for n in lengths]
-    # inversion gain of each pair: -s_ij above the diagonal, nothing elsewhere
-    gain = torch.triu(-quantize_scores(scores), diagonal=1)
+    batch, time = scores.shape[0], scores.shape[1]
+    device = scores.device
+    pairs = sentence_pairs(torch.tensor(lengths, device=device), time)
+    # inversion gain of each pair of tokens: -s_ij for i < j inside the sentence
+    gain = (-quantize_scores(scores)).masked_fill(~pairs, 0.0)
     if units is None:
-        return gain, lengths, [list(range(n)) for n in lengths]
-    units = [list(u[:n]) for u, n in zip(units, lengths)]
-    unit_counts = [u[-1] + 1 if u else 0 for u in units]
-    membership = torch.zeros(gain.shape[0], gain.shape[1], max(unit_counts + [1]),
-                             dtype=gain.dtype, device=gain.device)
-    for b, u in enumerate(units):
-        membership[b, torch.arange(len(u)), torch.tensor(u, dtype=torch.long)] = 1.0
-    unit_gain = torch.triu(membership.transpose(1, 2) @ gain @ membership, diagonal=1)
-    return unit_gain, unit_counts, units
+        return gain, lengths, torch.arange(time, device=device).expand(batch, time)
+    counts = [u[n - 1] + 1 if n else 0 for u, n in zip(units, lengths)]
+    unit_of = torch.tensor([list(u[:n]) + list(range(n, time)) for u, n in zip(units, lengths)],
+                           dtype=torch.long, device=device).view(batch, time)
+    # summed per unit pair by one scatter; the sums are exact on the grid, in any order
+    cell = ((torch.arange(batch, device=device).view(batch, 1, 1) * time
+             + unit_of.unsqueeze(2)) * time + unit_of.unsqueeze(1))
+    unit_gain = torch.zeros_like(gain).view(-1).index_add_(0, cell.view(-1), gain.view(-1))
+    # the pieces of one unit land on the diagonal, which no split crosses
+    return torch.triu(unit_gain.view(batch, time, time), diagonal=1), counts, unit_of
 
 
 def expand_units(unit_positions, units):
@@ -89,16 +110,23 @@ def expand_units(unit_positions, units):
     return positions
 
 
-def best_unit_positions(gain, lengths, penalty):
-    """Positions of the best BTG tree of each sentence under pair inversion gains (upper
-    triangle of ``gain`` (batch, time, time), float64)."""
+def best_unit_positions(gain, counts, penalty):
+    """Positions ``(batch, time)`` (long, on the device of ``gain``) of the units of the best
+    BTG tree of each sentence under pair inversion gains (upper triangle of ``gain`` (batch,
+    time, time), float64), ``counts`` (ints) its units; unit u >= counts[b] keeps place u.
+
+    Bottom-up, one tensor step per span width over the whole batch, CKY keeps each span's best
+    split and direction; top-down, one step per width again, each node of the chosen trees
+    hands its target-order offset to its two children, so that no sentence is read alone."""
     batch, time = gain.shape[0], gain.shape[1]
     device = gain.device
-    if time < 2:
-        return [list(range(n)) for n in lengths]
-    size = time + 1
+    index = torch.arange(time, device=device)
+    width_max = max(counts, default=0)
+    if width_max < 2:
+        return index.expand(batch, time).clone()
+    size = width_max + 1
     prefix = torch.zeros(batch, size, size, dtype=torch.float64, device=device)
-    prefix[:, 1:, 1:] = gain.cumsum(1).cumsum(2)
+    prefix[:, 1:, 1:] = gain[:, :width_max, :width_max].cumsum(1).cumsum(2)
     best = torch.zeros(batch, size, size, dtype=torch.float64, device=device)
     split = torch.zeros(batch, size, size, dtype=torch.long, device=device)
     inverted = torch.zeros(batch, size, size, dtype=torch.bool, device=device)
@@ -110,42 +138,47 @@ def best_unit_positions(gain, lengths, penalty):
         corners are regular in memory, so no index tensors are built (indexing with them
         cost most of the search's time)."""
         columns = width - 1 if step else 1
-        return table.as_strided((batch, time - width + 1, columns),
+        return table.as_strided((batch, size - width, columns),
                                 (size * size, size + 1, step), offset)
 
-    for width in range(2, time + 1):
-        # splits m = l + k of the span [l, r = l + width): four corners of the cross block
-        cross = (spans(prefix, width, size, size + width)     # prefix[m, r]
-                 - spans(prefix, width, 0, width)             # prefix[l, r]
-                 - spans(prefix, width, size + 1, size + 1)   # prefix[m, m]
-                 + spans(prefix, width, 1, 1)) - penalty      # prefix[l, m]
-        invert = cross > 0
-        total = (spans(best, width, 1, 1)                      # best[l, m]
-                 + spans(best, width, size, size + width)      # best[m, r]
-                 + cross.clamp(min=0))
-        value, choice = total.max(dim=2)  # first maximum: the leftmost split wins ties
+    # corner[l, m] = prefix[l, m] - prefix[m, m], so a cross block costs three corners
+    corner = prefix - prefix.diagonal(dim1=1, dim2=2).unsqueeze(1)
+    for width in range(2, size):
+        # split m = l + 1 + c of the span [l, r = l + width): the cross block rows [l, m),
+        # columns [m, r) is prefix[m, r] + corner[l, m] - prefix[l, r]; the penalty joins
+        # the last, one number a span
+        cross = spans(prefix, width, size, size + width) + spans(corner, width, 1, 1)
+        cross.sub_(spans(prefix, width, 0, width) + penalty).clamp_(min=0)
+        total = spans(best, width, 1, 1) + spans(best, width, size, size + width)  # l..m, m..r
+        value, choice = total.add_(cross).max(dim=2)  # first maximum: leftmost split wins ties
+        choice = choice.unsqueeze(2)
         spans(best, width, 0, width).copy_(value.unsqueeze(2))
-        spans(split, width, 0, width).copy_(
-            (torch.arange(1, time - width + 2, device=device).unsqueeze(0) + choice)
-            .unsqueeze(2))
-        spans(inverted, width, 0, width).copy_(invert.gather(2, choice.unsqueeze(2)))
-    split = split.cpu()
-    inverted = inverted.cpu()
-    return [_read_tree(split[b], inverted[b], n) for b, n in enumerate(lengths)]
+        spans(split, width, 0, width).copy_(choice)
+        # straight wins ties: invert only for a positive gain
+        spans(inverted, width, 0, width).copy_(cross.gather(2, choice) > 0)
 
-
-def _read_tree(split, inverted, length):
-    """Positions from the chosen splits and merge directions of one sentence."""
-    if length < 2:
-        return list(range(length))
-
-    def children(span):
-        left, right = span
-        middle = int(split[left, right])
-        first, second = (left, middle), (middle, right)
-        return (second, first) if inverted[left, right] else (first, second)
-
-    return tree_positions((0, length), children)
+    # place[b, l, r]: 1 + the target-order offset of span [l, r) in the tree, 0 off the tree
+    place = torch.zeros(batch, size, size, dtype=torch.long, device=device)
+    place[torch.arange(batch, device=device), 0, torch.tensor(counts, device=device)] = 1
+    table = (torch.arange(batch, device=device) * size * size).view(batch, 1)
+    for width in range(size - 1, 1, -1):
+        left = index[:size - width].unsqueeze(0)
+        middle = left + 1 + spans(split, width, 0, width).squeeze(2)
+        right = left + width
+        node = spans(place, width, 0, width).squeeze(2)
+        on_tree = node > 0
+        swap = spans(inverted, width, 0, width).squeeze(2)
+        # an inverted node puts its right child first; off the tree, children get 0 added
+        first = node + (on_tree & swap) * (right - middle)
+        second = node + (on_tree & ~swap) * (middle - left)
+        place.view(-1).index_add_(
+            0, torch.cat([table + left * size + middle, table + middle * size + right], 1)
+            .view(-1), torch.cat([first, second], 1).view(-1))
+    leaves = place.diagonal(offset=1, dim1=1, dim2=2) - 1
+    positions = index.expand(batch, time).clone()
+    positions[:, :width_max] = torch.where(index[:width_max] < torch.tensor(
+        counts, device=device).unsqueeze(1), leaves, index[:width_max])
+    return positions
 
 
 def tree_positions(root, children):

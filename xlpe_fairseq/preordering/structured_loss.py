@@ -18,7 +18,7 @@ maximizing tree inverts, per sentence divided by its number of pairs, like Kenda
 """
 import torch
 
-from .btg_search import btg_search
+from .btg_search import best_positions
 from .model import sentence_pairs
 
 
@@ -40,10 +40,9 @@ def structured_hinge_loss(scores, positions, lengths, units, margin=1.0):
     oracle = inverted_pairs(positions, lengths)
     with torch.no_grad():
         shifted = scores - margin * (1.0 - 2.0 * oracle)
-        predicted_positions = torch.zeros_like(positions)
-        for row, predicted in enumerate(btg_search(shifted, lengths, 0.0, units)):
-            predicted_positions[row, :len(predicted)] = torch.tensor(predicted)
-    predicted = inverted_pairs(predicted_positions, lengths)
+        # the whole batch in one search that stays on the device
+        predicted = inverted_pairs(best_positions(shifted, lengths.tolist(), 0.0, units),
+                                   lengths)
     wrong = (oracle - predicted).abs()
     per_sentence = (scores * (oracle - predicted) + margin * wrong).sum(dim=(1, 2))
     pairs = (lengths * (lengths - 1) // 2).clamp(min=1).to(scores.device, scores.dtype)

@@ -76,16 +76,11 @@ def train_preorderer(sentences, positions, valid=None, *, embed_dim=64, hidden_d
         tokens_seen = 0
         epoch_start = time.monotonic()
         for batch in batches:
-            items = [encoded[k] for k in batch]
-            tokens, reference, lengths = _collate(items, preorderer.vocabulary.pad_index, device)
-            batch_loss = training_loss(scorer, tokens, reference, lengths,
-                                       [units for _, _, units in items], loss, margin)
-            optimizer.zero_grad()
-            batch_loss.backward()
-            torch.nn.utils.clip_grad_norm_(scorer.parameters(), 1.0)
-            optimizer.step()
-            total_loss += batch_loss.item()
-            tokens_seen += int(lengths.sum())
+            batch_loss, batch_tokens = train_step(preorderer, optimizer,
+                                                  [encoded[k] for k in batch], loss, margin,
+                                                  device)
+            total_loss += batch_loss
+            tokens_seen += batch_tokens
         seconds = time.monotonic() - epoch_start
         message = (f"epoch {epoch}: loss {total_loss / len(batches):.4f}, {seconds:.0f} s "
                    f"({tokens_seen / max(seconds, 1e-9):.0f} tokens/s)")
@@ -108,6 +103,20 @@ def train_preorderer(sentences, positions, valid=None, *, embed_dim=64, hidden_d
     if save is not None:
         preorderer.save(save)
     return preorderer
+
+
+def train_step(preorderer, optimizer, items, loss, margin, device):
+    """One Adam step of ``loss`` on a batch of ``items`` ``(token indices, oracle positions,
+    word units)``; returns the batch's loss and its number of tokens."""
+    scorer = preorderer.scorer
+    tokens, reference, lengths = _collate(items, preorderer.vocabulary.pad_index, device)
+    batch_loss = training_loss(scorer, tokens, reference, lengths,
+                               [units for _, _, units in items], loss, margin)
+    optimizer.zero_grad()
+    batch_loss.backward()
+    torch.nn.utils.clip_grad_norm_(scorer.parameters(), 1.0)
+    optimizer.step()
+    return batch_loss.item(), int(lengths.sum())
 
 
 def training_loss(scorer, tokens, reference, lengths, units, loss, margin):
