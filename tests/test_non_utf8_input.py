@@ -322,6 +322,13 @@ def dpe_order(tmp):
             not_utf8(data_bin / "dict.en.txt", 1))
 
 
+def inxl_diagnostics(tmp):
+    # the data-bin's dictionaries are the only text this command reads (through fairseq)
+    data_bin, checkpoint = fake_data_bin(tmp, bad_line=1)
+    return (["--checkpoint", str(checkpoint), "--data-bin", str(data_bin)],
+            not_utf8(data_bin / "dict.en.txt", 1))
+
+
 def study(tmp):
     reference = text_file(tmp / "test.en", ["a house", "a dog"], bad_line=2)
     return (["--data-bin", str(tmp / "data-bin"), "--source-lang", "he", "--target-lang", "en",
@@ -368,6 +375,7 @@ CASES = {
     "xlpe-noise-curve": [noise_curve, noise_curve_reference],
     "xlpe-attention-heatmap": [attention_heatmap],
     "xlpe-dpe-order": [dpe_order],
+    "xlpe-inxl-diagnostics": [inxl_diagnostics],
     "xlpe-study": [study, study_gold, study_dictionary],
 }
 
