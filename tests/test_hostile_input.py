@@ -424,7 +424,7 @@ def test_a_count_that_is_not_positive_is_a_command_line_error(command, case, opt
     before = snapshot(tmp_path)
     status, stderr = run_main(command, argv, capsys)
     assert status == 2, f"{command} {option[0]} {value} exited {status}:\n{stderr}"
-    assert "expected a positive integer" in stderr, stderr
+    assert "expected a whole number from 1 to" in stderr and f"got '{value}'" in stderr, stderr
     assert snapshot(tmp_path) == before
 
 

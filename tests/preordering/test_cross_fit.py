@@ -71,5 +71,5 @@ def test_one_fold_on_the_command_line_is_a_usage_error(tmp_path, capsys):
                         "--reorder", str(tmp_path / "train.reorder"), "--folds", "1",
                         "--output", str(tmp_path / "pred.reorder")])
     assert exit_info.value.code == 2, "--folds 1 must stop before any training"
-    assert "--folds must be at least 2, got 1" in capsys.readouterr().err
+    assert "--folds: expected a whole number of at least 2, got '1'" in capsys.readouterr().err
     assert not (tmp_path / "pred.reorder").exists()

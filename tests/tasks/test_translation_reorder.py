@@ -101,7 +101,8 @@ def test_truncate_source_is_refused_with_positions(prepared, tmp_path):
 
 
 def test_noise_is_validated(prepared, tmp_path):
-    with pytest.raises(ValueError, match=r"--reorder-noise must be in \[0, 1\]"):
+    with pytest.raises(ValueError, match=r"--reorder-noise must be a finite number of at least "
+                       r"0 and at most 1"):
         setup_task(data_bin_with(prepared, tmp_path, {}), "transformer", "--reorder-noise", "1.5")
 
 

@@ -63,8 +63,10 @@ def _check_writable(name, directory):
 
 def output_target(path):
     """The file an output ``path`` will be: a symlink is followed (written through); InputError
-    for an empty name, a directory or a name ending in a slash, something other than a regular file (device, FIFO, socket: replacing
-    one, e.g. /dev/null, would break the system), or a parent that is not a directory."""
+    for an empty name, a directory or a name ending in a slash, something other than a regular
+    file (device, FIFO, socket: replacing one, e.g. /dev/null, would break the system), or a
+    parent that is not a directory."""
+    path = os.fspath(path)
     if not path:
         raise InputError("'': an empty name, expected an output file name")
     real = os.path.realpath(path)

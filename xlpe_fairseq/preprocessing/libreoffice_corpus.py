@@ -21,12 +21,12 @@ import sys
 
 from ..help_format import HelpFormatter
 from ..io import (
+    NON_NEGATIVE,
     SEED,
     InputError,
     atomic_output,
     check_output_directory,
     open_text,
-    positive_int,
     run_command,
 )
 
@@ -171,9 +171,10 @@ def build_parser():
     parser.add_argument("--target-lang", required=True, help="file suffix of the target side, e.g. de")
     parser.add_argument("--out", required=True,
                         help="directory for {train,valid,test}.{source-lang,target-lang}")
-    parser.add_argument("--valid-size", type=positive_int, default=1000,
+    # 0: no such split (the pairs all go to train, as the own-corpus path may want)
+    parser.add_argument("--valid-size", type=NON_NEGATIVE, default=1000,
                         help="at least this many pairs in valid (default: 1000)")
-    parser.add_argument("--test-size", type=positive_int, default=1000,
+    parser.add_argument("--test-size", type=NON_NEGATIVE, default=1000,
                         help="at least this many pairs in test (default: 1000)")
     parser.add_argument("--seed", type=SEED, default=1, help="seed of the valid/test draw")
     parser.add_argument("--drop-identical", action="store_true",

@@ -8,7 +8,8 @@
 #   docs/results/inxl-at-scale/lease.sh SEED CORPUS WORK [more xlpe-study options]
 #
 # CORPUS: the OUT of data_prep/prepare-libreoffice.sh en-tr, with the position sets of
-# examples/position_sets.sh in CORPUS/sets (oracle). SRC and TGT (en, tr) name the languages.
+# examples/position_sets.sh in CORPUS/sets (oracle). SRC and TGT (en, tr) name the languages;
+# JOBS (4) runs train at once, at most the machine's cores.
 # Options after WORK go to xlpe-study after these and win (a CPU dry run: --cpu --updates 2).
 # Three leases (SEED 1, 2, 3) give three seeds; copying each lease's WORK/runs (without *.pt)
 # into one folder and running the study there with --seeds 1 2 3 reports them together.
@@ -30,4 +31,4 @@ exec xlpe-study --data-bin "$CORPUS/data-bin/dpe" --xlpe-data-bin "$CORPUS/data-
     --train-args "--num-workers 0 --save-interval 1000 --validate-interval 1000" \
     --models transformer xlpe-inxl xlpe-inxl-xavier xlpe-combination \
     --variant "xlpe-inxl-xavier=xlpe-inxl --xlpe-init xavier" --baseline transformer \
-    --seeds "$SEED" --jobs 4 --work "$WORK" "$@"
+    --seeds "$SEED" --jobs "${JOBS:-4}" --work "$WORK" "$@"

@@ -348,10 +348,10 @@ def test_the_gpu_lease_of_the_inxl_study_runs_on_the_cpu(corpus, position_sets):
     lease = Path(__file__).resolve().parents[3] / "docs" / "results" / "inxl-at-scale" / "lease.sh"
     result = subprocess.run(
         ["bash", str(lease), "1", str(recipe_out), str(work), "--cpu", "--updates", "2",
-         "--train-args", TINY, "--jobs", "2", "--bootstrap-samples", "50",
+         "--train-args", TINY, "--bootstrap-samples", "50",
          "--generate-args", "--beam 1 --batch-size 16", "--models", "transformer",
          "xlpe-inxl-xavier"],
-        capture_output=True, text=True, env={**os.environ, "SRC": "xx", "TGT": "yy",
+        capture_output=True, text=True, env={**os.environ, "SRC": "xx", "TGT": "yy", "JOBS": "1",
                                              "PATH": f"{Path(sys.executable).parent}:"
                                                      f"{os.environ['PATH']}"})
     assert result.returncode == 0, result.stderr[-3000:]
