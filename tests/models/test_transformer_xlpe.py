@@ -252,7 +252,8 @@ def test_identity_init_starts_as_the_transformer_input_and_learns_v(mode):
     batch = batch_for(task)
     src_tokens = batch["net_input"]["src_tokens"]
     expected = torch.tanh(model.encoder.embed_positions(src_tokens))
-    got = model.encoder.input_xl_positions(src_tokens, batch["net_input"]["reorder_positions"])
+    got = pe_in(*model.encoder.position_sinusoids(src_tokens,
+                                                 batch["net_input"]["reorder_positions"]))
     assert torch.allclose(got, expected, atol=1e-6), "PE_IN must start as tanh(PE_abs)"
     monotone = batch_for(task, reorder=identity_reorder(SOURCES))
     with torch.no_grad():
@@ -289,11 +290,15 @@ def test_forward_reports_input_statistics_where_pe_in_exists(mode, tau):
     if mode == "headxl":
         assert "xlpe_input_statistics" not in extra, "HeadXL has no PE_IN to report"
         return
+    net_input = batch["net_input"]
+    alone = model.encoder(net_input["src_tokens"], net_input["src_lengths"],
+                          reorder_positions=net_input["reorder_positions"])
+    assert alone["xlpe_input_statistics"] == [], "beam search's encoder calls compute none"
     in_norm, embed_norm, saturated, tokens, units = extra["xlpe_input_statistics"].tolist()
     real = batch["net_input"]["src_tokens"].ne(model.encoder.padding_idx)
     assert tokens == real.sum() and units == tokens * 16
-    pe_in = model.encoder.input_xl_positions(batch["net_input"]["src_tokens"],
-                                             batch["net_input"]["reorder_positions"])
+    pe_in = model.encoder.pe_in(*model.encoder.position_sinusoids(
+        batch["net_input"]["src_tokens"], batch["net_input"]["reorder_positions"]))
     assert in_norm == pytest.approx(float(pe_in[real].norm(dim=-1).sum()), rel=1e-5)
     assert saturated == 0, "tanh(PE_abs) has inputs within [-1, 1]: nothing saturated"
     assert embed_norm > 0

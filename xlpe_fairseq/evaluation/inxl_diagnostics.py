@@ -55,18 +55,18 @@ def position_readback(features, positions, table, fitted):
     return float((nearest == positions[~fitted]).double().mean())
 
 
-def input_diagnostics(model, samples):
-    """The module docstring's measures for an InXL or Combination ``model`` over ``samples``
-    (fairseq batches with ``reorder_positions``), as a dict."""
+def input_diagnostics(model, samples, name="the model"):
+    """The module docstring's measures for an InXL or Combination ``model`` (``name`` in
+    errors) over ``samples`` (fairseq batches with ``reorder_positions``), as a dict."""
     import torch
 
     # imported here: the modules pull in fairseq, which --help does not need
     from ..modules.input_xl_positions import SATURATION
 
-    encoder = model.encoder
+    encoder = getattr(model, "encoder", None)
     if getattr(encoder, "pe_in", None) is None:
-        raise InputError(f"a {type(model).__name__} without PE_IN: InXL's input exists in "
-                         "transformer_xlpe with --xlpe-mode inxl or combination only")
+        raise InputError(f"{name}: a {type(model).__name__} without PE_IN (InXL's input "
+                         "exists in transformer_xlpe with --xlpe-mode inxl or combination)")
     pre, embed, sinusoid, abs_pos, xl_pos, odd = [], [], [], [], [], []
     with torch.no_grad():
         for sample in samples:
@@ -114,11 +114,8 @@ def checkpoint_diagnostics(checkpoint, data_bin, split, max_tokens):
         raise InputError(f"{os.path.join(data_bin, split)}.reorder.*: --data-bin {data_bin} "
                          f"has no reorder positions for split {split!r} (xlpe-binarize)")
     model, task = load_model(checkpoint, data_bin)
-    if getattr(getattr(model, "encoder", None), "pe_in", None) is None:
-        raise InputError(f"{checkpoint}: a {type(model).__name__} without PE_IN (InXL's input "
-                         "exists in transformer_xlpe with --xlpe-mode inxl or combination)")
     _, batches = split_batches(model, task, split, max_tokens)
-    return input_diagnostics(model, batches)
+    return input_diagnostics(model, batches, checkpoint)
 
 
 def build_parser():

@@ -258,10 +258,6 @@ class XLPEEncoder(TransformerEncoder):
         pe_xl = pe_in if self.mode == "combination" else self.xl_positions(reorder_positions)
         return z_abs, self._finish_embedding(embed + pe_xl.to(embed)), embed, pre_activation
 
-    def input_xl_positions(self, src_tokens: Tensor, reorder_positions: Tensor) -> Tensor:
-        """``PE_IN`` (Eq. 7), ``(B, T, C)``, zero at padding."""
-        return self.pe_in(*self.position_sinusoids(src_tokens, reorder_positions))
-
     def position_sinusoids(self, src_tokens: Tensor, reorder_positions: Tensor):
         """``(PE_abs, PE_XL)``, each ``(B, T, C)`` from the one sinusoid table (Eq. 6); the zero
         row at padding. ``PE_abs`` numbers tokens as fairseq does (left padding skipped)."""
@@ -280,8 +276,10 @@ class XLPEEncoder(TransformerEncoder):
 
     def forward(self, src_tokens, src_lengths: Optional[Tensor] = None,
                 return_all_hiddens: bool = False, token_embeddings: Optional[Tensor] = None,
-                reorder_positions: Optional[Tensor] = None):
-        """fairseq's encoder forward plus ``reorder_positions`` (B x T, -1 at padding)."""
+                reorder_positions: Optional[Tensor] = None, with_statistics: bool = False):
+        """fairseq's encoder forward plus ``reorder_positions`` (B x T, -1 at padding); with
+        ``with_statistics`` (the model's forward, whose output the criterion logs; not beam
+        search) also ``PE_IN``'s statistics."""
         if reorder_positions is None:
             raise ReorderPositionsError(
                 "transformer_xlpe needs reorder positions (pos_XL) for every source sentence, "
@@ -323,8 +321,8 @@ class XLPEEncoder(TransformerEncoder):
             x = self.layer_norm(x)
 
         src_lengths = src_tokens.ne(self.padding_idx).sum(dim=1, dtype=torch.int32)
-        statistics = ([] if pre_activation is None else
-                      [input_statistics(pre_activation, encoder_embedding, padding_mask)])
+        statistics = ([input_statistics(pre_activation, encoder_embedding, padding_mask)]
+                      if with_statistics and pre_activation is not None else [])
         return {
             "encoder_out": [x],  # T x B x C
             "encoder_padding_mask": [padding_mask],  # B x T
@@ -384,7 +382,7 @@ class TransformerXLPEModel(TransformerModel):
                 reorder_positions=None):
         encoder_out = self.encoder(
             src_tokens, src_lengths=src_lengths, return_all_hiddens=return_all_hiddens,
-            reorder_positions=reorder_positions,
+            reorder_positions=reorder_positions, with_statistics=True,
         )
         x, extra = self.decoder(
             prev_output_tokens,
