@@ -24,14 +24,15 @@
 #   MAX_LEN (250 tokens; train pairs outside 1..MAX_LEN or with a length ratio over 1.5 are
 #   dropped, as by Moses' clean-corpus-n in fairseq's prepare-iwslt14/wmt14 scripts),
 #   JOINED_DICT (0; 1 gives one dictionary for both sides, for --share-all-embeddings),
-#   PREORDER_EPOCHS (5): the preorderer's epochs (with its fixed seed, this fixes the result);
 #   PREORDER_SECONDS (3600): a safety cap, checked after each epoch, that makes the result
 #   depend on the machine's speed if it stops training early; PREORDER_DEVICE (cpu, or cuda);
-#   PREORDER_LOSS (pairwise, structured or both: xlpe-preorder-train --loss);
-#   PREORDER_SEEDS (1): with N > 1, N preorderers (seeds 1..N, preorderer.seedK.pt) combined
-#   by xlpe-preorder-ensemble into preorderer.pt (N times the training time);
-#   PREORDER_BATCH_TOKENS (4000), PREORDER_MAX_LENGTH (200) and PREORDER_THREADS (all cores):
-#   xlpe-preorder-train's --batch-tokens, --max-train-length and --threads.
+#   PREORDER_THREADS (all cores): xlpe-preorder-train's --threads.
+#   The preorderer's training follows the corpus unless set (preorderer_defaults below):
+#   PREORDER_LOSS (pairwise, structured or both: xlpe-preorder-train --loss), PREORDER_SEEDS
+#   (N > 1: N preorderers, seeds 1..N, preorderer.seedK.pt, combined by
+#   xlpe-preorder-ensemble into preorderer.pt, N times the training time), PREORDER_EPOCHS
+#   (with the fixed seeds, this fixes the result), PREORDER_BATCH_TOKENS and
+#   PREORDER_MAX_LENGTH (xlpe-preorder-train's --batch-tokens and --max-train-length).
 #   XLPE_TRAIN_POSITIONS: the XL PE training positions in data-bin/xlpe: oracle (default; BTG
 #   positions from the alignment), predicted (the preorderer's, cross-fitted over
 #   PREORDER_FOLDS (2) folds with xlpe-preorder-crossfit, so that train positions look like
@@ -119,7 +120,8 @@ reorder() {
 # preorder OUT SRC: train the source-only preorderer on the BTG oracle, predict valid/test.
 preorder() {
     local out=$1 src=$2 bpe=$1/bpe split seed members=()
-    stamp "$out/preorderer.settings" "seeds=$PREORDER_SEEDS ${PREORDER_TRAINING[*]}"
+    # a member depends on its seed and these settings, not on how many members there are
+    stamp "$out/preorderer.settings" "${PREORDER_TRAINING[*]}"
     if ((PREORDER_SEEDS == 1)); then
         train_preorderer "$out/preorderer.pt" "$bpe" "$src" "$out/preorderer.settings" 1
     else
@@ -274,13 +276,8 @@ pipeline_settings() {
     LOWERCASE=${LOWERCASE:-0}
     JOINED_DICT=${JOINED_DICT:-0}
     PREORDER_SECONDS=${PREORDER_SECONDS:-3600}
-    PREORDER_EPOCHS=${PREORDER_EPOCHS:-5}
     PREORDER_DEVICE=${PREORDER_DEVICE:-cpu}
-    PREORDER_LOSS=${PREORDER_LOSS:-pairwise}
-    PREORDER_SEEDS=${PREORDER_SEEDS:-1}
     PREORDER_FOLDS=${PREORDER_FOLDS:-2}
-    PREORDER_BATCH_TOKENS=${PREORDER_BATCH_TOKENS:-4000}
-    PREORDER_MAX_LENGTH=${PREORDER_MAX_LENGTH:-200}
     PREORDER_THREADS=${PREORDER_THREADS:-$(nproc)}
     XLPE_TRAIN_POSITIONS=${XLPE_TRAIN_POSITIONS:-oracle}
     case $XLPE_TRAIN_POSITIONS in
@@ -291,15 +288,51 @@ pipeline_settings() {
             return 2
             ;;
     esac
+    case ${PREORDER_LOSS:-pairwise} in
+        pairwise | structured | both) ;;
+        *)
+            echo "PREORDER_LOSS must be pairwise, structured or both, not '$PREORDER_LOSS'" >&2
+            return 2
+            ;;
+    esac
     local setting min max
-    for setting in PREORDER_SEEDS:1:999 PREORDER_BATCH_TOKENS:1:9999999 \
-            PREORDER_MAX_LENGTH:1:9999999 PREORDER_THREADS:1:9999999 WORKERS:1: \
-            PREORDER_EPOCHS:1: PREORDER_FOLDS:2: LOWERCASE:0:1 JOINED_DICT:0:1 \
+    # the preorderer's settings left unset follow the corpus's size (preorderer_defaults)
+    for setting in ${PREORDER_SEEDS:+PREORDER_SEEDS:1:999} \
+            ${PREORDER_BATCH_TOKENS:+PREORDER_BATCH_TOKENS:1:9999999} \
+            ${PREORDER_MAX_LENGTH:+PREORDER_MAX_LENGTH:1:9999999} PREORDER_THREADS:1:9999999 \
+            WORKERS:1: ${PREORDER_EPOCHS:+PREORDER_EPOCHS:1:} PREORDER_FOLDS:2: LOWERCASE:0:1 \
+            JOINED_DICT:0:1 \
             ${MERGES:+MERGES:1:} ${MAX_LEN:+MAX_LEN:1:}; do
         IFS=: read -r setting min max <<<"$setting"
         check_whole "$setting" "${!setting}" "$min" "$max" || return
     done
     check_positive PREORDER_SECONDS "$PREORDER_SECONDS"
+}
+
+# preorderer_defaults PAIRS: give each preorderer setting left unset its default for a
+# corpus of PAIRS training pairs, say what was chosen, and set PREORDER_TRAINING,
+# xlpe-preorder-train's options shared by every preorderer the pipeline trains. Up to
+# 50,000 pairs: what the studies of docs/preorderer.md found best ("Defaults by corpus
+# size"): an ensemble of structured-loss models, 9 epochs of small batches (four members
+# up to 35,000 pairs, three above, so that it trains in at most about a quarter of an hour
+# on 2 CPU cores); above: one pairwise model of 5 epochs, as an epoch takes hours at WMT size.
+preorderer_defaults() {
+    local pairs=$1 loss=pairwise seeds=1 epochs=5 batch=4000 length=200
+    if ((pairs <= 50000)); then
+        loss=structured epochs=9 batch=2000 length=150
+        seeds=$((pairs <= 35000 ? 4 : 3))
+    fi
+    PREORDER_LOSS=${PREORDER_LOSS:-$loss}
+    PREORDER_SEEDS=${PREORDER_SEEDS:-$seeds}
+    PREORDER_EPOCHS=${PREORDER_EPOCHS:-$epochs}
+    PREORDER_BATCH_TOKENS=${PREORDER_BATCH_TOKENS:-$batch}
+    PREORDER_MAX_LENGTH=${PREORDER_MAX_LENGTH:-$length}
+    echo "preorderer for $pairs training pairs: $PREORDER_SEEDS seed(s), $PREORDER_LOSS" \
+        "loss, $PREORDER_EPOCHS epochs, batches of $PREORDER_BATCH_TOKENS tokens, sentences" \
+        "up to $PREORDER_MAX_LENGTH tokens (PREORDER_* variables override)" >&2
+    PREORDER_TRAINING=(--epochs "$PREORDER_EPOCHS" --max-seconds "$PREORDER_SECONDS"
+        --loss "$PREORDER_LOSS" --device "$PREORDER_DEVICE" --batch-tokens "$PREORDER_BATCH_TOKENS"
+        --max-train-length "$PREORDER_MAX_LENGTH" --threads "$PREORDER_THREADS")
 }
 
 prepare_corpus() {
@@ -313,10 +346,6 @@ prepare_corpus() {
         predicted) train_positions=$out/bpe/train.pred.reorder ;;
         mixed) train_positions=$out/bpe/train.mixed.reorder ;;
     esac
-    # xlpe-preorder-train's options, shared by every preorderer the pipeline trains
-    PREORDER_TRAINING=(--epochs "$PREORDER_EPOCHS" --max-seconds "$PREORDER_SECONDS"
-        --loss "$PREORDER_LOSS" --device "$PREORDER_DEVICE" --batch-tokens "$PREORDER_BATCH_TOKENS"
-        --max-train-length "$PREORDER_MAX_LENGTH" --threads "$PREORDER_THREADS")
     for split in "${PIPELINE_SPLITS[@]}"; do
         need_files "$raw/$split.$src" "$raw/$split.$tgt"
         same_line_count "$raw/$split.$src" "$raw/$split.$tgt"
@@ -331,6 +360,7 @@ prepare_corpus() {
         done
     done
     clean_train "$out" "$src" "$tgt"
+    preorderer_defaults "$(wc -l <"$out/tok/train.$src")"
     bpe_splits "$out/tok" "$out/bpe" "$src" "$tgt" "${PIPELINE_SPLITS[@]}"
     align_all "$out" "$src" "$tgt"
     reorder dpe train "$out" "$src" "$tgt"

@@ -30,12 +30,17 @@
 #                         examples/train.sh then shares all embeddings
 #   --workers N           processes (default: all cores)
 #   -h, --help            this text
-# The environment settings of data_prep/pipeline.sh apply too, with their defaults:
-# PREORDER_EPOCHS=5, PREORDER_SECONDS=3600 (a cap), PREORDER_DEVICE=cpu (or cuda),
-# PREORDER_LOSS=pairwise (or structured, both), PREORDER_SEEDS=1, PREORDER_BATCH_TOKENS=4000,
-# PREORDER_MAX_LENGTH=200, PREORDER_THREADS=all cores, XLPE_TRAIN_POSITIONS=oracle (or
-# predicted, mixed), PREORDER_FOLDS=2. An option wins over its variable (MERGES, MAX_LEN,
-# LOWERCASE, JOINED_DICT, WORKERS). Every value is checked before any work starts.
+# The preorderer (XL PE's test positions) follows the corpus: up to 50,000 training pairs an
+# ensemble of PREORDER_SEEDS=4 structured-loss models (3 above 35,000 pairs),
+# PREORDER_EPOCHS=9, PREORDER_BATCH_TOKENS=2000, PREORDER_MAX_LENGTH=150, about a quarter
+# of an hour on 2 CPU cores; above 50,000 pairs one model, PREORDER_LOSS=pairwise,
+# PREORDER_EPOCHS=5, PREORDER_BATCH_TOKENS=4000, PREORDER_MAX_LENGTH=200
+# (docs/preorderer.md). Each of them, and the other environment settings of
+# data_prep/pipeline.sh, can be set: PREORDER_SECONDS=3600 (a cap), PREORDER_DEVICE=cpu (or
+# cuda), PREORDER_LOSS (pairwise, structured or both), PREORDER_THREADS=all cores,
+# XLPE_TRAIN_POSITIONS=oracle (or predicted, mixed), PREORDER_FOLDS=2. An option wins over its
+# variable (MERGES, MAX_LEN, LOWERCASE, JOINED_DICT, WORKERS). Every value is checked before
+# any work starts.
 # A rerun into the same OUT skips each step whose inputs and settings are those its outputs
 # were made from (by content, whatever the files' times) and redoes the others.
 # At the end, one line says whether the preorderer's test positions beat the source order

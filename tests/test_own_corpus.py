@@ -42,7 +42,8 @@ TRAIN_ARGS = [
 ]
 ENV = {
     **os.environ, "PATH": os.path.dirname(sys.executable) + os.pathsep + os.environ["PATH"],
-    "WORKERS": "1", "PREORDER_EPOCHS": "1", "OMP_NUM_THREADS": "1", "PYTHONWARNINGS": "ignore",
+    "WORKERS": "1", "PREORDER_EPOCHS": "1", "PREORDER_SEEDS": "1", "OMP_NUM_THREADS": "1",
+    "PYTHONWARNINGS": "ignore",
     "TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD": "1",
 }
 
@@ -167,15 +168,18 @@ def test_translate_raw_text_as_generate_translates_the_test_set(trained, model):
 
 
 def test_translate_with_nbest_reorderings_keeps_one_translation_a_line(trained):
-    """--preorderer-nbest reaches the task through xlpe-translate; a dominant search score keeps
-    the translations of the preorderer's best reordering."""
+    """--preorderer-nbest reaches the task through xlpe-translate (4 by default, as
+    evaluate.sh); a dominant search score keeps the translations of the preorderer's best
+    reordering."""
     out, root, *_ = trained
     checkpoint, source = root / "xlpe-inxl" / "checkpoint_best.pt", out / "raw" / "test.en"
-    one_best = translate(out, checkpoint, source)
+    one_best = translate(out, checkpoint, source, "--preorderer-nbest", "1")
     nbest = translate(out, checkpoint, source, "--preorderer-nbest", "3")
     assert len(nbest) == HELD_OUT
     assert translate(out, checkpoint, source, "--preorderer-nbest", "3",
                      "--preorderer-nbest-weight", "1e6") == one_best
+    assert translate(out, checkpoint, source) == translate(
+        out, checkpoint, source, "--preorderer-nbest", "4"), "the default is not 4 best"
 
 
 def test_translate_prints_no_warnings_or_fairseq_logs(trained):

@@ -21,9 +21,11 @@ from xlpe_fairseq.preprocessing.libreoffice_corpus import (
 
 DATA_PREP = Path(__file__).resolve().parents[2] / "data_prep"
 PAIRS = 30
-# tiny settings: every step runs, none takes long
+# tiny settings: every step runs, none takes long (one preorderer, not the ensemble a corpus
+# of this size gets by default)
 RECIPE_ENV = {
-    "WORKERS": "1", "MERGES": "40", "PREORDER_EPOCHS": "1", "PREORDER_SECONDS": "20",
+    "WORKERS": "1", "MERGES": "40", "PREORDER_EPOCHS": "1", "PREORDER_SEEDS": "1",
+    "PREORDER_SECONDS": "20",
     "OMP_NUM_THREADS": "1", "PYTHONWARNINGS": "ignore",
 }
 # a small lexicon per language: the same sentence "meaning" in each, so the aligner has signal
@@ -271,8 +273,9 @@ def test_libreoffice_from_raw_dir_and_rerun_skips_everything(recipe_runs):
 def test_libreoffice_rerun_with_other_preorderer_settings_retrains_it(recipe_runs):
     out, _ = finished(recipe_runs, "libreoffice")
     raw = out.parent / "libreoffice-raw"
+    assert "--loss structured" in (out / "preorderer.settings").read_text()
     rerun = run_recipe("prepare-libreoffice-en-de.sh", "--raw-dir", raw, out,
-                       env={"PREORDER_LOSS": "structured"})
+                       env={"PREORDER_LOSS": "pairwise"})
     redone = [line for line in rerun.splitlines()
               if line.startswith("== ") and "skipped" not in line and ":" not in line]
     for step in ("train preorderer", "preorder valid/test"):
@@ -280,10 +283,10 @@ def test_libreoffice_rerun_with_other_preorderer_settings_retrains_it(recipe_run
             f"{step!r} kept a result made with the old PREORDER_LOSS:\n{rerun}"
     assert "up to date, skipped" in rerun, f"steps before the preorderer ran again:\n{rerun}"
     again = run_recipe("prepare-libreoffice-en-de.sh", "--raw-dir", raw, out,
-                       env={"PREORDER_LOSS": "structured"})
+                       env={"PREORDER_LOSS": "pairwise"})
     assert "train preorderer (seed 1): up to date, skipped" in again, again
     smaller = run_recipe("prepare-libreoffice-en-de.sh", "--raw-dir", raw, out,
-                         env={"PREORDER_LOSS": "structured", "PREORDER_BATCH_TOKENS": "300",
+                         env={"PREORDER_LOSS": "pairwise", "PREORDER_BATCH_TOKENS": "300",
                               "PREORDER_MAX_LENGTH": "12", "PREORDER_THREADS": "1"})
     assert "train preorderer (seed 1): up to date" not in smaller, \
         f"the preorderer was not retrained with other batch, length and thread settings:\n{smaller}"
@@ -301,6 +304,12 @@ def test_libreoffice_preorderer_seeds_make_an_ensemble(recipe_runs):
     assert "== ensemble 2 preorderers:" in log and "== preorder valid/test:" in log, log
     ensemble = Preorderer.load(out / "preorderer.pt")
     assert isinstance(ensemble, PreordererEnsemble) and len(ensemble.members) == 2
+    more = run_recipe("prepare-libreoffice-en-de.sh", "--raw-dir", out.parent / "libreoffice-raw",
+                      out, env={"PREORDER_SEEDS": "3"})
+    assert ("train preorderer (seed 2): up to date, skipped" in more
+            and "== train preorderer (seed 3, " in more and "== ensemble 3 preorderers:" in more), \
+        f"a third member retrained the first two, or made no ensemble of three:\n{more}"
+    assert len(Preorderer.load(out / "preorderer.pt").members) == 3
     seeds = [Preorderer.load(out / f"preorderer.seed{k}.pt") for k in (1, 2)]
     assert seeds[0].scorer.state_dict()["project.weight"].ne(
         seeds[1].scorer.state_dict()["project.weight"]).any(), "both members got one seed"

@@ -22,7 +22,7 @@ def bash(script, *args, env=None, cwd=None):
 
 
 @pytest.mark.parametrize("script, args, defaults", [
-    (PREPARE, [], ["--merges N", "5000 under 20k", "175 under 1M", "PREORDER_EPOCHS=5",
+    (PREPARE, [], ["--merges N", "5000 under 20k", "175 under 1M", "PREORDER_EPOCHS=9", "50,000 training pairs",
                    "XLPE_TRAIN_POSITIONS=oracle", "all cores"]),
     (TRAIN, [], ["small (default)", "--max-update 15000", "--warmup 4000", "--lr 5e-4",
                  "--max-tokens 4096", "every 1000 updates", "--gpus 1"]),

@@ -216,6 +216,44 @@ def test_evaluate_decodes_as_the_training_schedule_says(tmp_path, model, size, c
     assert evaluate.stdout.startswith("xlpe-average-checkpoints") == averaged
 
 
+@pytest.mark.parametrize("model, options, expected", [
+    ("xlpe-inxl", [], ["--preorderer", "DATA/preorderer.pt", "--preorderer-nbest", "4"]),
+    ("xlpe-inxl", ["--preorderer-nbest", "8"],
+     ["--preorderer", "DATA/preorderer.pt", "--preorderer-nbest", "8"]),
+    ("xlpe-inxl", ["--preorderer-nbest", "1"], []),
+    ("transformer", [], []),
+])
+def test_evaluate_decodes_xl_pe_with_the_preorderers_4_best(tmp_path, model, options, expected):
+    """XL PE models choose among the preorderer's 4 best reorderings unless told otherwise;
+    with 1 (and for other models) fairseq-generate reads the data-bin's positions."""
+    (tmp_path / "recipe.env").write_text("SRC=en\nTGT=de\nLOWERCASE=0\nRAW=/raw\n")
+    result = subprocess.run(["bash", str(EXAMPLES / "evaluate.sh"), str(tmp_path),
+                             str(tmp_path / "ckpt"), "--model", model, "--schedule", "xlpe",
+                             "--dry-run", *options], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    generate = shlex.split(result.stdout.splitlines()[-1])
+    found = [word.replace(str(tmp_path), "DATA")
+             for word in generate[generate.index("--remove-bpe") + 1:]]
+    assert found == expected, f"{model} {options}: {generate}"
+
+
+@pytest.mark.parametrize("model, value, status, message", [
+    ("transformer", "4", 2, "--preorderer-nbest is for XL PE models"),
+    ("xlpe-inxl", "0", 2, "--preorderer-nbest must be a whole number from 1 to 999, not '0'"),
+    ("xlpe-inxl", "4", 1, "preorderer.pt: no such file; --preorderer-nbest 4 chooses"),
+])
+def test_evaluate_refuses_a_preorderer_choice_it_cannot_make(tmp_path, model, value, status,
+                                                             message):
+    (tmp_path / "recipe.env").write_text("SRC=en\nTGT=de\nLOWERCASE=0\nRAW=/raw\n")
+    (tmp_path / "ckpt").mkdir()
+    (tmp_path / "ckpt" / "checkpoint_best.pt").write_bytes(b"")
+    result = subprocess.run(["bash", str(EXAMPLES / "evaluate.sh"), str(tmp_path),
+                             str(tmp_path / "ckpt"), "--model", model, "--schedule", "re",
+                             "--preorderer-nbest", value], capture_output=True, text=True)
+    assert result.returncode == status and message in result.stderr, result.stderr
+    assert len(result.stderr.strip().splitlines()) <= 2, result.stderr
+
+
 def test_evaluate_without_a_schedule_asks_for_one(tmp_path):
     (tmp_path / "recipe.env").write_text("SRC=en\nTGT=de\nLOWERCASE=0\nRAW=/raw\n")
     result = subprocess.run(["bash", str(EXAMPLES / "evaluate.sh"), str(tmp_path),

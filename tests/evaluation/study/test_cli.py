@@ -255,6 +255,23 @@ def test_position_sets_train_a_control_and_decode_with_other_test_positions(corp
         + str(shares)
     assert "## How much of the oracle's gain" in (work / "report.md").read_text()
 
+    preorderer = corpus.root / "preorderer.pt"
+    subprocess.run([sys.executable, "-m", "xlpe_fairseq.preordering.train", "--source",
+                    str(corpus.raw / "train.xx"), "--reorder", str(corpus.raw / "train.reorder"),
+                    "--save", str(preorderer), "--embed-dim", "16", "--hidden-dim", "16",
+                    "--epochs", "1"], check=True, capture_output=True)
+    trained = (run / "train.log").read_text()
+    nbest = xlpe_study(*args, "--positions", f"oracle={xlpe}", "--test-positions", "monotone",
+                       "oracle", "--preorderer", str(preorderer), "--preorderer-nbest", "2")
+    assert nbest.returncode == 0 and "2 already finished" in nbest.stderr, \
+        "the k-best row decodes the XL PE run again, nothing else: " + nbest.stderr[-3000:]
+    assert (run / "train.log").read_text() == trained, "the XL PE run was trained again"
+    rows = [row["model"] for row in json.loads((work / "report.json").read_text())["models"]]
+    assert "xlpe-inxl [test: preorderer-2best]" in rows, rows
+    assert "xlpe-inxl@monotone [test: preorderer-2best]" not in rows, \
+        "a control trained on a position set is decoded with that set only"
+    assert (run / "generate.test-preorderer-2best.out").exists(), sorted(os.listdir(run))
+
 
 def test_position_set_mistakes_are_refused_before_training(corpus, position_sets, tmp_path):
     monotone = position_sets[1]

@@ -87,6 +87,14 @@ def build_parser():
                         help="xlpe-reorder-score's table of the XL PE rows' test positions, for "
                         "the report's advice line (default: preorderer.test.score two folders "
                         "above --xlpe-data-bin, where the recipes write it, when there)")
+    parser.add_argument("--preorderer",
+                        help="the preorderer of the XL PE rows' test positions (default: "
+                        "preorderer.pt two folders above --xlpe-data-bin, when there)")
+    parser.add_argument("--preorderer-nbest", type=positive_int, default=4,
+                        help="with a preorderer, XL PE runs are also decoded choosing among its "
+                        "N best reorderings (fairseq-generate --preorderer-nbest N), in rows "
+                        "'MODEL [test: preorderer-Nbest]' beside the best reordering's; 1: no "
+                        "such rows (default: %(default)s)")
     parser.add_argument("--source-lang", required=True)
     parser.add_argument("--target-lang", required=True)
     parser.add_argument("--reference", required=True, help="test reference, one sentence a line")
@@ -163,6 +171,8 @@ def main(argv=None):
         parser.error(f"--baseline {args.baseline} is not one of --models")
     if args.gold and not (args.source_bpe and args.target_bpe):
         parser.error("--gold needs --source-bpe and --target-bpe")
+    if args.preorderer and not os.path.isfile(args.preorderer):
+        parser.error(f"--preorderer {args.preorderer}: no such file")
     if args.preorderer_score and not os.path.isfile(args.preorderer_score):
         parser.error(f"--preorderer-score {args.preorderer_score}: no such file")
     run_command(lambda: run_study(args), parser.prog)

@@ -27,6 +27,15 @@ def test_row(model, test_positions):
     return f"{model} [test: {test_positions}]"
 
 
+def recipe_file(args, name):
+    """OUT/NAME of the recipe whose OUT/data-bin/xlpe is --xlpe-data-bin, if it is there."""
+    if not args.xlpe_data_bin:
+        return None
+    path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(args.xlpe_data_bin))),
+                        name)
+    return path if os.path.isfile(path) else None
+
+
 def trained_row(label):
     """The row whose checkpoints a label decodes: ``MODEL`` of ``MODEL [test: SET]``."""
     return label.partition(" [test: ")[0]
@@ -42,6 +51,11 @@ class Study:
         self.updates = args.updates or self.profile["updates"]
         self.positions = dict(args.positions)
         self.variants = dict(args.variants)
+        # XL PE runs are also decoded choosing among the preorderer's N best reorderings, as
+        # evaluate.sh and xlpe-translate do, in a row of its own beside the best reordering's
+        self.preorderer = args.preorderer or recipe_file(args, "preorderer.pt")
+        self.nbest = args.preorderer_nbest if self.preorderer else 1
+        self.nbest_set = f"preorderer-{self.nbest}best" if self.nbest > 1 else None
 
     def definition(self, model):
         """``(model name, position set it trains on, further options)`` of a row: a model,
@@ -58,6 +72,8 @@ class Study:
     def data_bin(self, model, test_positions=None):
         """The data-bin ``model`` trains on, or is tested on with ``test_positions``'s set."""
         base, trained_on, _ = self.definition(model)
+        if test_positions == self.nbest_set:
+            test_positions = None
         if not self.reads_positions(model):
             if not trained_on:
                 return self.args.data_bin
@@ -79,8 +95,17 @@ class Study:
         """``(label, test position set)`` of every evaluation of one run's checkpoint."""
         trained_on = self.definition(model)[1]
         extra = self.args.test_positions if self.reads_positions(model) else []
-        return [(model, None)] + [(test_row(model, name), name) for name in extra
+        # a row trained on a position set is a control, decoded with that set
+        nbest = ([self.nbest_set] if self.nbest_set and self.reads_positions(model)
+                 and not trained_on else [])
+        return [(model, None)] + [(test_row(model, name), name) for name in [*extra, *nbest]
                                   if name != trained_on]
+
+    def generate_options(self, test_positions):
+        """fairseq-generate's options that make an evaluation's test positions."""
+        if test_positions and test_positions == self.nbest_set:
+            return ["--preorderer", self.preorderer, "--preorderer-nbest", str(self.nbest)]
+        return []
 
     def run_dir(self, model, seed):
         return self.work / "runs" / model / f"seed{seed}"
@@ -124,20 +149,23 @@ class Study:
             or None,
             "variants": {name: shlex.join([spec, *options])
                          for name, (spec, options) in self.variants.items()} or None,
+            "preorderer_nbest": self.nbest_set and {
+                self.nbest_set: os.path.abspath(self.preorderer)},
         }
 
     def check_settings(self):
         """Write WORK/settings.json, or refuse a work folder made with other settings.
 
-        A new ``--positions`` set or ``--variant`` may join a study (its runs are new runs;
-        the finished ones keep their data), but neither may change under its name.
+        A new ``--positions`` set, ``--variant`` or k-best row (``--preorderer-nbest``) may join
+        a study (its runs or evaluations are new; the finished ones keep their data), but none
+        may change under its name.
         """
         path = self.work / "settings.json"
         settings = self.settings()
         if path.exists():
             with open(path, encoding="utf-8") as f:
                 previous = json.load(f)
-            named = ("positions", "variants")
+            named = ("positions", "variants", "preorderer_nbest")
             changed = sorted(key for key in set(settings) | set(previous)
                              if key not in named and settings.get(key) != previous.get(key))
             grown = False

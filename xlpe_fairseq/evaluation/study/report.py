@@ -18,7 +18,7 @@ from .logs import (
     input_diagnostics,
     order_diagnostics,
 )
-from .plan import trained_row
+from .plan import recipe_file, trained_row
 from .runs import result_files
 from .statistics import summarize, verdict
 
@@ -179,13 +179,7 @@ def write_report(study, models, seeds, references):
 def score_file(args):
     """The preorderer's test score the XL PE rows' positions were written with: --preorderer-score,
     or the recipes' OUT/preorderer.test.score beside OUT/data-bin/xlpe; None when not there."""
-    if args.preorderer_score:
-        return args.preorderer_score
-    if not args.xlpe_data_bin:
-        return None
-    recipe_out = os.path.dirname(os.path.dirname(os.path.abspath(args.xlpe_data_bin)))
-    path = os.path.join(recipe_out, "preorderer.test.score")
-    return path if os.path.isfile(path) else None
+    return args.preorderer_score or recipe_file(args, "preorderer.test.score")
 
 
 def xlpe_advice(study, models):

@@ -68,7 +68,8 @@ def evaluate(study, model, seed, references, test_positions=None):
     data_bin = study.data_bin(model, test_positions)
     generate(checkpoint, data_bin, args.gen_subset, str(output),
              ["--source-lang", args.source_lang, "--target-lang", args.target_lang,
-              *shlex.split(args.generate_args), *study.device_flags("generate_device")])
+              *shlex.split(args.generate_args), *study.generate_options(test_positions),
+              *study.device_flags("generate_device")])
     try:
         hypotheses = read_hypotheses(str(output), len(references))
     except IncompleteGenerationError as err:
