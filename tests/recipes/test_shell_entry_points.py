@@ -64,10 +64,14 @@ def prepared(root):
     for variant in ("text", "dpe", "xlpe"):
         folder = root / "data-bin" / variant
         folder.mkdir(parents=True)
-        (folder / "train.fr-en.fr.idx").write_text("")
+        for split in ("train", "valid", "test"):
+            (folder / f"{split}.fr-en.fr.idx").write_text("")
         (folder / "dict.fr.txt").write_text("le 1\n")
         (folder / "dict.en.txt").write_text("the 1\n")
-    (root / "recipe.env").write_text("SRC=fr\nTGT=en\nLOWERCASE=0\nRAW=/raw\n")
+    (root / "raw").mkdir()
+    for split in ("valid", "test"):
+        (root / "raw" / f"{split}.en").write_text("the\n")
+    (root / "recipe.env").write_text(f"SRC=fr\nTGT=en\nLOWERCASE=0\nRAW={root / 'raw'}\n")
     return root
 
 
@@ -163,12 +167,65 @@ def test_evaluate_with_an_average_too_large_names_the_ones_to_pass(tmp_path):
     assert result.stderr.count("\n") == 1
 
 
-@pytest.mark.parametrize("option, value", [("--average", "-2"), ("--average", "abc"),
-                                           ("--beam", "0"), ("--subset", "bogus")])
-def test_evaluate_refuses_a_bad_value(tmp_path, option, value):
-    result = bash(EVALUATE, prepared(tmp_path / "out"), tmp_path / "ck", "--model", "dpe", option,
-                  value)
-    assert result.returncode == 2 and option in result.stderr.splitlines()[0], result.stderr
+@pytest.mark.parametrize("option, value, message", [
+    ("--average", "-2", "--average must be a whole number of at least 0, not '-2'"),
+    ("--average", "abc", "--average must be a whole number of at least 0, not 'abc'"),
+    ("--beam", "0", "--beam must be a whole number of at least 1, not '0'"),
+    ("--lenpen", "abc", "--lenpen must be a number, not 'abc'"),
+    ("--lenpen", "inf", "--lenpen must be a number, not 'inf'"),
+    ("--subset", "bogus", "--subset must be one of: test valid, not 'bogus'"),
+    ("--schedule", "bogus", "--schedule must be one of: dpe-iwslt dpe re xlpe, not 'bogus'"),
+    ("--tokenize", "bogus", "--tokenize must be one of: none zh 13a intl char ja-mecab ko-mecab "
+     "spm flores101 flores200 spBLEU-1K, not 'bogus'"),
+])
+def test_evaluate_refuses_a_bad_value_in_one_line_before_any_work(tmp_path, option, value,
+                                                                  message):
+    folder = trained_folder(tmp_path, "dpe", ["checkpoint_1_10.pt", "checkpoint_2_20.pt"])
+    before = sorted(os.listdir(folder))
+    result = bash(EVALUATE, prepared(tmp_path / "out"), folder, option, value,
+                  env=stubs(tmp_path))
+    assert result.returncode == 2 and result.stderr == message + "\n", result.stderr
+    assert not (tmp_path / "calls").exists() and sorted(os.listdir(folder)) == before
+
+
+def test_evaluate_refuses_an_unknown_model_in_one_line(tmp_path):
+    result = bash(EVALUATE, prepared(tmp_path / "out"), tmp_path / "ck", "--model", "bogus")
+    assert result.returncode == 2 and result.stderr.count("\n") == 1, result.stderr
+    assert result.stderr.startswith("--model must be one of: transformer dpe xlpe ")
+
+
+def test_evaluate_reads_the_values_as_decimal_numbers(tmp_path):
+    """bash arithmetic reads 08 as a bad octal number."""
+    folder = trained_folder(tmp_path, "dpe", ["checkpoint_1_10.pt", "checkpoint_2_20.pt"])
+    result = bash(EVALUATE, prepared(tmp_path / "out"), folder, "--average", "02", "--beam",
+                  "08", "--lenpen", "-0.5", env=stubs(tmp_path))
+    assert result.returncode == 0, result.stderr
+    calls = (tmp_path / "calls").read_text()
+    assert "--num 2 " in calls and "--beam 8 --lenpen -0.5 " in calls
+
+
+@pytest.mark.parametrize("missing", ["data-bin/dpe/valid.fr-en.fr.idx", "raw/valid.en"])
+def test_evaluate_without_the_split_says_so_before_averaging(tmp_path, missing):
+    out = prepared(tmp_path / "out")
+    (out / missing).unlink()
+    folder = trained_folder(tmp_path, "dpe", ["checkpoint_1_10.pt", "checkpoint_2_20.pt"])
+    result = bash(EVALUATE, out, folder, "--subset", "valid", env=stubs(tmp_path))
+    assert result.returncode == 1 and result.stderr == (
+        f"{out / missing}: no such file; has the data_prep recipe made the valid split of "
+        f"{out}?\n"), result.stderr
+    assert not (tmp_path / "calls").exists()
+
+
+def test_evaluate_leaves_no_partial_output_when_decoding_fails(tmp_path):
+    env = stubs(tmp_path)
+    generate = Path(env["PATH"].split(os.pathsep)[0]) / "fairseq-generate"
+    generate.write_text("#!/bin/sh\necho 'S-0\tle'\n"
+                        "echo 'fairseq-generate: error: a one-line reason' >&2\nexit 1\n")
+    folder = trained_folder(tmp_path, "dpe", [])
+    result = bash(EVALUATE, prepared(tmp_path / "out"), folder, env=env)
+    assert result.returncode == 1, result.stderr
+    assert result.stderr.splitlines()[-1] == "fairseq-generate: error: a one-line reason"
+    assert sorted(os.listdir(folder)) == ["checkpoint_best.pt", "schedule.env"]
 
 
 def test_evaluate_with_another_model_than_trained_names_the_model_to_pass(tmp_path):
