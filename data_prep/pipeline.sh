@@ -291,15 +291,29 @@ pipeline_settings() {
             return 2
             ;;
     esac
-    local setting min max
+    local setting min max cores
+    # processes and threads: no more than the cores, as the xlpe-* commands take them
+    cores=$(cores)
     for setting in PREORDER_SEEDS:1:999 PREORDER_BATCH_TOKENS:1:9999999 \
-            PREORDER_MAX_LENGTH:1:9999999 PREORDER_THREADS:1:9999999 WORKERS:1: \
+            PREORDER_MAX_LENGTH:1:9999999 PREORDER_THREADS:1:$cores WORKERS:1:$cores \
             PREORDER_EPOCHS:1: PREORDER_FOLDS:2: LOWERCASE:0:1 JOINED_DICT:0:1 \
             ${MERGES:+MERGES:1:} ${MAX_LEN:+MAX_LEN:1:}; do
         IFS=: read -r setting min max <<<"$setting"
         check_whole "$setting" "${!setting}" "$min" "$max" || return
+        printf -v "$setting" %s "$WHOLE"
     done
-    check_positive PREORDER_SECONDS "$PREORDER_SECONDS"
+    check_positive PREORDER_SECONDS "$PREORDER_SECONDS" || return
+    check_choice PREORDER_LOSS "$PREORDER_LOSS" pairwise structured both || return
+    if [[ $PREORDER_DEVICE != cpu ]]; then
+        # a device that is not there is found now, not after the alignment
+        python -c 'import sys
+from xlpe_fairseq.io import InputError
+from xlpe_fairseq.preordering.preorderer import check_device
+try:
+    check_device(sys.argv[1])
+except InputError as err:
+    sys.exit(f"PREORDER_DEVICE: {err}")' "$PREORDER_DEVICE" || return 2
+    fi
 }
 
 prepare_corpus() {

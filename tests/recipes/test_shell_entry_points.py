@@ -40,23 +40,64 @@ def test_help_exits_0_with_the_defaults(script, args, defaults):
 
 def one_usage_error(result, message):
     assert result.returncode == 2, result.stderr
-    assert result.stderr.splitlines()[0] == message, result.stderr
+    assert result.stderr == message + "\n", result.stderr
+
+
+def raw_corpus(tmp_path):
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    for lang in ("en", "de"):
+        (raw / f"train.{lang}").write_text("a b\n" * 30)
+    return raw
+
+
+CORES = len(os.sched_getaffinity(0))
 
 
 @pytest.mark.parametrize("option, value, message", [
     ("--max-len", "abc", "--max-len must be a whole number of at least 1, not 'abc'"),
     ("--max-len", "0", "--max-len must be a whole number of at least 1, not '0'"),
     ("--merges", "1e3", "--merges must be a whole number of at least 1, not '1e3'"),
-    ("--workers", "-1", "--workers must be a whole number of at least 1, not '-1'"),
+    ("--merges", "0", "--merges must be a whole number of at least 1, not '0'"),
+    ("--merges", "abc", "--merges must be a whole number of at least 1, not 'abc'"),
+    ("--workers", "-1", f"--workers must be a whole number from 1 to {CORES}, not '-1'"),
+    ("--workers", "0", f"--workers must be a whole number from 1 to {CORES}, not '0'"),
+    ("--workers", str(CORES + 1),
+     f"--workers must be a whole number from 1 to {CORES}, not '{CORES + 1}'"),
+    ("--src", "../x", "--src must be a language code such as en or pt-BR, not '../x'"),
+    ("--tgt", "d e", "--tgt must be a language code such as en or pt-BR, not 'd e'"),
+    ("--tgt", "en", "--src and --tgt are both 'en'"),
+    ("--bogus", None, "unknown option --bogus (--help lists them)"),
 ])
 def test_prepare_corpus_refuses_a_bad_value_before_any_work(tmp_path, option, value, message):
-    raw = tmp_path / "raw"
-    raw.mkdir()
-    for lang in ("en", "de"):
-        (raw / f"train.{lang}").write_text("a b\n" * 30)
-    result = bash(PREPARE, "--src", "en", "--tgt", "de", option, value, raw, tmp_path / "out")
+    raw = raw_corpus(tmp_path)
+    result = bash(PREPARE, "--src", "en", "--tgt", "de", option, *([value] if value else []),
+                  raw, tmp_path / "out")
     one_usage_error(result, message)
     assert not (tmp_path / "out").exists(), "nothing is written"
+
+
+@pytest.mark.parametrize("setting, message", [
+    ("PREORDER_LOSS=hinge", "PREORDER_LOSS must be one of: pairwise structured both, not 'hinge'"),
+    (f"PREORDER_THREADS={CORES + 1}",
+     f"PREORDER_THREADS must be a whole number from 1 to {CORES}, not '{CORES + 1}'"),
+    ("PREORDER_DEVICE=nowhere", None),
+])
+def test_prepare_corpus_refuses_a_bad_setting_before_any_work(tmp_path, setting, message):
+    name, value = setting.split("=")
+    result = bash(PREPARE, "--src", "en", "--tgt", "de", raw_corpus(tmp_path), tmp_path / "out",
+                  env={name: value})
+    assert result.returncode == 2 and result.stderr.count("\n") == 1, result.stderr
+    assert result.stderr.startswith(message or f"{name}: --device {value}: not a torch device")
+    assert not (tmp_path / "out").exists(), "nothing is written"
+
+
+def test_prepare_corpus_takes_operands_after_a_double_dash(tmp_path):
+    result = bash(PREPARE, "--src", "en", "--tgt", "de", "--", "-raw", tmp_path / "out",
+                  cwd=tmp_path)
+    assert result.returncode == 1, result.stderr
+    assert result.stderr == "prepare-corpus.sh: -raw: no such folder\n"
+    assert not (tmp_path / "out").exists()
 
 
 def prepared(root):
