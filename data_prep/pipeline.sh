@@ -335,6 +335,16 @@ prepare_corpus() {
         need_files "$raw/$split.$src" "$raw/$split.$tgt"
         same_line_count "$raw/$split.$src" "$raw/$split.$tgt"
     done
+    # valid and test pairs, which the word aligner reads, before any work (it would name its
+    # own file, OUT/bpe/all.SRC); a linked file by the name of the file it links to, the user's
+    local checked=()
+    for split in valid test; do
+        for lang in "$src" "$tgt"; do
+            checked+=("$raw/$split.$lang")
+            [[ ! -L ${checked[-1]} ]] || checked[-1]=$(readlink -f "${checked[-1]}")
+        done
+    done
+    python -m xlpe_fairseq.preprocessing.check_raw "${checked[@]}"
     mkdir -p "$out/tok" "$out/bpe" "$out/data-bin/text"
     printf 'SRC=%s\nTGT=%s\nLOWERCASE=%s\nRAW=%q\n' "$src" "$tgt" "$LOWERCASE" \
         "$(cd "$raw" && pwd)" >"$out/recipe.env"
