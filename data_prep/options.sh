@@ -59,8 +59,9 @@ check_choice() {
     return 2
 }
 
-# check_language NAME VALUE: fail (status 2) unless VALUE looks like a language code (en,
-# pt-BR, sr_Latn): it becomes part of file names, so no slash, dot or space.
+# check_language NAME VALUE: fail (status 2) unless VALUE is a language code (en, pt-BR,
+# sr_Latn), as xlpe_fairseq/io/options.py's language_code takes it: it becomes part of file
+# names, so no slash, dot or space.
 check_language() {
     if [[ $2 =~ ^[A-Za-z]{2,8}([-_][A-Za-z0-9]{1,8})*$ ]]; then
         return 0
