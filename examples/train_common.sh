@@ -222,7 +222,8 @@ model_data_bin() {
 
 train_main() {
     local model="" size=${SIZES%% *} gpus=1 precision=() update_freq="" schedule=""
-    local max_update="" warmup="" lr="" max_tokens="" save_dir="" dry_run=0 extra=()
+    local max_update="" warmup="" lr="" max_tokens="" dry_run=0 extra=()
+    local save_dir  # unset: the default; given empty: refused
     while [[ $# -gt 0 ]]; do
         case $1 in
             --model | --size | --schedule | --gpus | --update-freq | --max-update | --warmup | \
@@ -262,12 +263,32 @@ train_main() {
         return 2
     fi
     check_whole --gpus "$gpus" 1 || return
+    gpus=$WHOLE
     local option value
     for option in update-freq max-update warmup max-tokens; do
         value=${option//-/_}
-        [[ -z ${!value} ]] || check_whole "--$option" "${!value}" 1 || return
+        if [[ -n ${!value} ]]; then
+            check_whole "--$option" "${!value}" 1 || return
+            printf -v "$value" %s "$WHOLE"
+        fi
     done
     [[ -z $lr ]] || check_positive --lr "$lr" || return
+    if [[ -n ${save_dir+given} && -z $save_dir ]]; then
+        echo "--save-dir must name a folder, not ''" >&2
+        return 2
+    fi
+    if ((gpus > 1 && !dry_run)); then
+        # more processes than GPUs fail only once fairseq starts them (--dry-run prints the
+        # command for another machine)
+        local visible
+        visible=$(python -c 'import torch; print(torch.cuda.device_count())')
+        if ((visible == 0)); then
+            echo "--gpus must be 1 on a machine without GPUs (training on the CPU), not" \
+                "'$gpus'" >&2
+            return 2
+        fi
+        check_whole --gpus "$gpus" 1 "$visible" || return
+    fi
     set_model "$size" "$model"
     schedule=${schedule:-$(default_schedule "$size" "$model")}
     set_schedule "$schedule" "$size"

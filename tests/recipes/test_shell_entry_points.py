@@ -155,6 +155,32 @@ def test_train_refuses_a_bad_value(tmp_path, option, value):
     assert result.stderr.count("\n") == 1 and not result.stdout
 
 
+def test_train_reads_the_values_as_decimal_numbers(tmp_path):
+    """bash arithmetic reads 08 as a bad octal number"""
+    flags, _ = dry_run_command("transformer", prepared(tmp_path) / "data-bin", tmp_path / "ck",
+                               "--max-update", "0300", "--warmup", "08", "--gpus", "01")
+    assert (flags["--max-update"], flags["--warmup-updates"],
+            flags["--distributed-world-size"]) == ("300", "8", "1")
+
+
+def test_train_refuses_an_empty_save_dir(tmp_path):
+    result = bash(TRAIN, "transformer", prepared(tmp_path) / "data-bin", tmp_path / "ck",
+                  "--save-dir", "", "--dry-run")
+    one_usage_error(result, "--save-dir must name a folder, not ''")
+
+
+def test_train_refuses_more_gpus_than_the_machine_has_before_any_work(tmp_path):
+    import torch
+
+    gpus = torch.cuda.device_count()
+    result = bash(TRAIN, "transformer", prepared(tmp_path / "out") / "data-bin", tmp_path / "ck",
+                  "--gpus", max(gpus, 1) + 1, env=stubs(tmp_path))
+    one_usage_error(result, f"--gpus must be a whole number from 1 to {gpus}, not '{gpus + 1}'"
+                    if gpus else "--gpus must be 1 on a machine without GPUs (training on the "
+                    "CPU), not '2'")
+    assert not (tmp_path / "ck").exists() and not (tmp_path / "calls").exists()
+
+
 def test_train_given_one_variant_of_the_data_bin_names_the_folder_to_pass(tmp_path):
     data_bin = prepared(tmp_path) / "data-bin"
     result = bash(TRAIN, "xlpe-inxl", data_bin / "text", tmp_path / "ck", "--dry-run")
@@ -163,10 +189,11 @@ def test_train_given_one_variant_of_the_data_bin_names_the_folder_to_pass(tmp_pa
 
 
 def stubs(tmp_path):
-    """fairseq-generate, xlpe-average-checkpoints and xlpe-bleu that log their arguments."""
+    """fairseq-train, fairseq-generate, xlpe-average-checkpoints and xlpe-bleu that log their
+    arguments."""
     folder = tmp_path / "stubs"
     folder.mkdir()
-    for name in ("fairseq-generate", "xlpe-average-checkpoints", "xlpe-bleu"):
+    for name in ("fairseq-train", "fairseq-generate", "xlpe-average-checkpoints", "xlpe-bleu"):
         (folder / name).write_text(f'#!/bin/sh\necho "{name} $*" >> "{tmp_path}/calls"\n')
         (folder / name).chmod(0o755)
     return {"PATH": f"{folder}{os.pathsep}{os.environ['PATH']}"}
