@@ -57,16 +57,17 @@ fail() {
 }
 
 SRC="" TGT="" OPERANDS=()
+# each option checked as it is read, an empty value too; then every setting, before any work
 while [[ $# -gt 0 ]]; do
     case $1 in
         --src | --tgt | --merges | --max-len | --workers)
             need_value "$1" $# || exit 2
             case $1 in
-                --src) SRC=$2 ;;
-                --tgt) TGT=$2 ;;
-                --merges) MERGES=$2 ;;
-                --max-len) MAX_LEN=$2 ;;
-                --workers) WORKERS=$2 ;;
+                --src) check_language --src "$2" || exit 2; SRC=$2 ;;
+                --tgt) check_language --tgt "$2" || exit 2; TGT=$2 ;;
+                --merges) check_whole --merges "$2" 1 || exit 2; MERGES=$WHOLE ;;
+                --max-len) check_whole --max-len "$2" 1 || exit 2; MAX_LEN=$WHOLE ;;
+                --workers) check_whole --workers "$2" 1 "$(cores)" || exit 2; WORKERS=$WHOLE ;;
             esac
             shift 2 ;;
         --lowercase) LOWERCASE=1; shift ;;
@@ -82,13 +83,7 @@ if [[ -z $SRC || -z $TGT ]]; then
     echo "--src and --tgt are required" >&2
     exit 2
 fi
-# the options by the names the user wrote, then every setting, before any work
-check_language --src "$SRC" || exit 2
-check_language --tgt "$TGT" || exit 2
 [[ $SRC != "$TGT" ]] || { echo "--src and --tgt are both '$SRC'" >&2; exit 2; }
-[[ -z ${MERGES:-} ]] || check_whole --merges "$MERGES" 1 || exit 2
-[[ -z ${MAX_LEN:-} ]] || check_whole --max-len "$MAX_LEN" 1 || exit 2
-[[ -z ${WORKERS:-} ]] || check_whole --workers "$WORKERS" 1 "$(cores)" || exit 2
 pipeline_settings || exit 2
 RAW_DIR=${OPERANDS[0]}
 OUT=${OPERANDS[1]}

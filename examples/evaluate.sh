@@ -50,43 +50,33 @@ TOKENIZE=()
 DEVICE=()
 DRY_RUN=0
 OPERANDS=()
+# each value checked as it is read, an empty one too, before any work: one line, status 2
+# shellcheck disable=SC2086 # SCHEDULES and MODELS are lists of words
 while [[ $# -gt 0 ]]; do
     case $1 in
         --model | --schedule | --average | --beam | --lenpen | --subset | --tokenize)
             need_value "$1" $# || exit 2 ;;&
-        --model) MODEL=$2; shift 2 ;;
-        --schedule) SCHEDULE_OPTION=$2; shift 2 ;;
-        --average) AVERAGE_OPTION=$2; shift 2 ;;
-        --beam) BEAM_OPTION=$2; shift 2 ;;
-        --lenpen) LENPEN_OPTION=$2; shift 2 ;;
-        --subset) SUBSET=$2; shift 2 ;;
+        --model) check_choice --model "$2" $MODELS || exit 2; MODEL=$2; shift 2 ;;
+        --schedule)
+            check_choice --schedule "$2" $SCHEDULES || exit 2
+            SCHEDULE_OPTION=$2
+            shift 2 ;;
+        --average) check_whole --average "$2" 0 || exit 2; AVERAGE_OPTION=$WHOLE; shift 2 ;;
+        --beam) check_whole --beam "$2" 1 || exit 2; BEAM_OPTION=$WHOLE; shift 2 ;;
+        --lenpen) check_number --lenpen "$2" || exit 2; LENPEN_OPTION=$2; shift 2 ;;
+        --subset) check_choice --subset "$2" test valid || exit 2; SUBSET=$2; shift 2 ;;
         --tokenize) TOKENIZE=(--tokenize "$2"); shift 2 ;;
         --cpu) DEVICE=(--cpu); shift ;;
         --dry-run) DRY_RUN=1; shift ;;
         -h | --help) show_help "$0" ;;
         --) shift; OPERANDS+=("$@"); break ;;
-        -*) echo "unknown option $1" >&2; usage ;;
+        -*) echo "unknown option $1 (--help lists them)" >&2; exit 2 ;;
         *) OPERANDS+=("$1"); shift ;;
     esac
 done
 [[ ${#OPERANDS[@]} -eq 2 ]] || usage
 DATA=${OPERANDS[0]}
 SAVE_DIR=${OPERANDS[1]}
-# every option value before any work: a bad one is one line, status 2
-if [[ -n $AVERAGE_OPTION ]]; then
-    check_whole --average "$AVERAGE_OPTION" 0 || exit 2
-    AVERAGE_OPTION=$WHOLE
-fi
-if [[ -n $BEAM_OPTION ]]; then
-    check_whole --beam "$BEAM_OPTION" 1 || exit 2
-    BEAM_OPTION=$WHOLE
-fi
-[[ -z $LENPEN_OPTION ]] || check_number --lenpen "$LENPEN_OPTION" || exit 2
-check_choice --subset "$SUBSET" test valid || exit 2
-# shellcheck disable=SC2086 # lists of words
-[[ -z $SCHEDULE_OPTION ]] || check_choice --schedule "$SCHEDULE_OPTION" $SCHEDULES || exit 2
-# shellcheck disable=SC2086
-[[ -z $MODEL ]] || check_choice --model "$MODEL" $MODELS || exit 2
 if [[ ! -e $DATA/recipe.env ]]; then
     echo "$DATA/recipe.env: no such file; is $DATA a data_prep recipe's OUTDIR?" >&2
     exit 1

@@ -68,11 +68,14 @@ CORES = len(os.sched_getaffinity(0))
     ("--tgt", "d e", "--tgt must be a language code such as en or pt-BR, not 'd e'"),
     ("--tgt", "en", "--src and --tgt are both 'en'"),
     ("--bogus", None, "unknown option --bogus (--help lists them)"),
+    # an empty value is no value: it fell back on the default
+    ("--merges", "", "--merges must be a whole number of at least 1, not ''"),
+    ("--src", "", "--src must be a language code such as en or pt-BR, not ''"),
 ])
 def test_prepare_corpus_refuses_a_bad_value_before_any_work(tmp_path, option, value, message):
     raw = raw_corpus(tmp_path)
-    result = bash(PREPARE, "--src", "en", "--tgt", "de", option, *([value] if value else []),
-                  raw, tmp_path / "out")
+    given = [option] if value is None else [option, value]
+    result = bash(PREPARE, "--src", "en", "--tgt", "de", *given, raw, tmp_path / "out")
     one_usage_error(result, message)
     assert not (tmp_path / "out").exists(), "nothing is written"
 
@@ -147,7 +150,8 @@ def test_every_split_is_batched_whole_even_a_tiny_one(tmp_path):
 
 
 @pytest.mark.parametrize("option, value", [
-    ("--max-update", "abc"), ("--lr", "0"), ("--warmup", "-5"), ("--max-tokens", "nan")])
+    ("--max-update", "abc"), ("--lr", "0"), ("--warmup", "-5"), ("--max-tokens", "nan"),
+    ("--max-update", ""), ("--lr", ""), ("--schedule", "")])
 def test_train_refuses_a_bad_value(tmp_path, option, value):
     result = bash(TRAIN, "transformer", prepared(tmp_path) / "data-bin", tmp_path / "ck", option,
                   value, "--dry-run")
@@ -243,6 +247,8 @@ def test_evaluate_with_an_average_too_large_names_the_ones_to_pass(tmp_path):
     ("--lenpen", "inf", "--lenpen must be a number, not 'inf'"),
     ("--subset", "bogus", "--subset must be one of: test valid, not 'bogus'"),
     ("--schedule", "bogus", "--schedule must be one of: dpe-iwslt dpe re xlpe, not 'bogus'"),
+    ("--beam", "", "--beam must be a whole number of at least 1, not ''"),
+    ("--model", "", None),
     ("--tokenize", "bogus", "--tokenize must be one of: none zh 13a intl char ja-mecab ko-mecab "
      "spm flores101 flores200 spBLEU-1K, not 'bogus'"),
 ])
@@ -252,7 +258,8 @@ def test_evaluate_refuses_a_bad_value_in_one_line_before_any_work(tmp_path, opti
     before = sorted(os.listdir(folder))
     result = bash(EVALUATE, prepared(tmp_path / "out"), folder, option, value,
                   env=stubs(tmp_path))
-    assert result.returncode == 2 and result.stderr == message + "\n", result.stderr
+    assert result.returncode == 2 and result.stderr.count("\n") == 1, result.stderr
+    assert result.stderr.startswith(message or f"{option} must be one of: "), result.stderr
     assert not (tmp_path / "calls").exists() and sorted(os.listdir(folder)) == before
 
 
