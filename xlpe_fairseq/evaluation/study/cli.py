@@ -42,13 +42,13 @@ def run_study(args):
     # read before the work folder is made; the gold and BPE text, which xlpe-aer reads only
     # after the training, checked now
     references = read_lines(args.reference)
-    for data_bin in sorted({study.data_bin(model, name) for model in args.models
-                            for _, name in study.evaluations(model)}):
-        study.check_test_split(data_bin, args.reference, len(references))
     check_output_directory(args.work)
     check_utf8([args.gold, args.source_bpe, args.target_bpe] if args.gold else [])
     for data_bin in filter(None, (args.data_bin, args.xlpe_data_bin, *study.positions.values())):
         check_dictionaries(data_bin)
+    for data_bin in sorted({study.data_bin(model, name) for model in args.models
+                            for _, name in study.evaluations(model)}):
+        study.check_test_split(data_bin, args.reference, len(references))
     study.check_settings()
     if args.tokenized_reference:
         references = detokenize(references, args.target_lang)
