@@ -6,9 +6,9 @@ infinite, huge, not a number, empty, leading zeros, codes that are paths). The r
 (docs/input-rules.md): a value the option does not take is one line naming it, exit 2, and
 nothing is written; otherwise the script goes on with the value as given (leading zeros
 dropped). No training or decoding runs: fairseq's and the xlpe-* commands the scripts call
-are stubs that log their arguments, and prepare-corpus.sh is given a raw folder without a
-corpus, so that it stops at its first look at the data, after every check. ``EXAMPLES``
-counts what ran.
+are the stubs of tests/recipes/test_shell_entry_points.py, and prepare-corpus.sh is given a
+raw folder without a corpus, so that it stops at its first look at the data, after every
+check. ``EXAMPLES`` counts what ran.
 """
 import os
 import re
@@ -19,6 +19,7 @@ from pathlib import Path
 from hypothesis import event, given, strategies as st
 
 from fuzz.fuzz_settings import fuzz_settings
+from recipes.test_shell_entry_points import prepared, stubs
 from xlpe_fairseq.io import default_workers
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -99,32 +100,9 @@ def assert_one_line(result, status, names):
     assert any(name in result.stderr for name in names), (names, result.stderr)
 
 
-def stubs(folder):
-    """PATH with fairseq-train, fairseq-generate, xlpe-average-checkpoints and xlpe-bleu
-    that log their arguments to FOLDER/calls."""
-    bin_dir = folder / "stubs"
-    bin_dir.mkdir()
-    for name in ("fairseq-train", "fairseq-generate", "xlpe-average-checkpoints", "xlpe-bleu"):
-        (bin_dir / name).write_text(f'#!/bin/sh\necho "{name} $* " >> "{folder}/calls"\n')
-        (bin_dir / name).chmod(0o755)
-    return {"PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
-
-
-def recipe_out(root):
-    """An OUT of prepare-corpus.sh without the data: each data-bin variant's index files and
-    dictionaries, the raw references, recipe.env."""
-    for variant in ("text", "dpe", "xlpe"):
-        folder = root / "data-bin" / variant
-        folder.mkdir(parents=True)
-        for split in ("train", "valid", "test"):
-            (folder / f"{split}.fr-en.fr.idx").write_text("")
-        (folder / "dict.fr.txt").write_text("le 1\n")
-        (folder / "dict.en.txt").write_text("the 1\n")
-    (root / "raw").mkdir()
-    for split in ("valid", "test"):
-        (root / "raw" / f"{split}.en").write_text("the\n")
-    (root / "recipe.env").write_text(f"SRC=fr\nTGT=en\nLOWERCASE=0\nRAW={root / 'raw'}\n")
-    return root
+def logged_calls(folder):
+    """The stubs' log, each argument followed by a space."""
+    return (folder / "calls").read_text().replace("\n", " \n")
 
 
 PREPARE_OPTIONS = {
@@ -211,7 +189,7 @@ def test_train_passes_on_the_values_it_takes_and_refuses_the_others(given_option
     refused = [name for name, value in given_options if not TRAIN_OPTIONS[name][0](value)]
     with tempfile.TemporaryDirectory() as folder:
         folder = Path(folder)
-        out, env = recipe_out(folder / "out"), stubs(folder)
+        out, env = prepared(folder / "out"), stubs(folder)
         before = snapshot(folder)
         args = ["transformer", out / "data-bin", folder / "ck",
                 *[word for pair in given_options for word in pair]]
@@ -221,7 +199,7 @@ def test_train_passes_on_the_values_it_takes_and_refuses_the_others(given_option
             assert snapshot(folder) == before, "nothing is written"
             return
         assert result.returncode == 0, result.stderr
-        call = (folder / "calls").read_text()
+        call = logged_calls(folder)
         assert call.startswith("fairseq-train ") and call.count("\n") == 1, call
         for name, value in given_options:
             if name in TRAIN_FLAGS:
@@ -253,7 +231,7 @@ def test_evaluate_passes_on_the_values_it_takes_and_refuses_the_others(given_opt
     refused = [name for name, value in given_options if not EVALUATE_OPTIONS[name][0](value)]
     with tempfile.TemporaryDirectory() as folder:
         folder = Path(folder)
-        out, env = recipe_out(folder / "out"), stubs(folder)
+        out, env = prepared(folder / "out"), stubs(folder)
         trained = folder / "ck"
         trained.mkdir()
         (trained / "schedule.env").write_text("SCHEDULE=dpe-iwslt\nTRAINED_MODEL=transformer\n")
@@ -271,7 +249,7 @@ def test_evaluate_passes_on_the_values_it_takes_and_refuses_the_others(given_opt
             assert_one_line(result, 1, ["--average 3"])
         else:
             assert result.returncode == 0, result.stderr
-            calls = (folder / "calls").read_text()
+            calls = logged_calls(folder)
             if "--beam" in chosen:
                 assert f" --beam {decimal(chosen['--beam'])} " in calls, calls
             if "--lenpen" in chosen:
