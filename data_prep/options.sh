@@ -3,7 +3,8 @@
 # exit 2). Source it; it defines functions and changes no shell options.
 
 # check_whole NAME VALUE MIN [MAX]: fail (status 2) unless VALUE is a whole number from MIN
-# to MAX (no bound without MAX). NAME is what the user wrote: an option or a variable.
+# to MAX (no bound without MAX); else WHOLE is VALUE without leading zeros, the form to use
+# (bash reads 08 as a bad octal number). NAME is what the user wrote: an option or a variable.
 check_whole() {
     local name=$1 value=$2 min=$3 max=${4:-} digits
     # leading zeros stripped, and no more than 18 digits, so that bash's 64-bit arithmetic
@@ -12,6 +13,7 @@ check_whole() {
     digits=${digits:-0}
     if [[ $value =~ ^[0-9]+$ && ${#digits} -le 18 ]] && ((10#$digits >= min)) &&
             { [[ -z $max ]] || ((10#$digits <= max)); }; then
+        WHOLE=$digits
         return 0
     fi
     if [[ -n $max ]]; then
@@ -32,6 +34,46 @@ check_positive() {
     fi
     echo "$name must be a number above 0, not '$value'" >&2
     return 2
+}
+
+# check_number NAME VALUE: fail (status 2) unless VALUE is a finite number written in digits,
+# with a sign or not (-0.5, 1, 2e-1), of magnitude below 1e300.
+check_number() {
+    local name=$1 value=$2
+    if [[ $value =~ ^[-+]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?$ ]] &&
+            awk -v v="$value" 'BEGIN { exit !(v + 0 > -1e300 && v + 0 < 1e300) }'; then
+        return 0
+    fi
+    echo "$name must be a number, not '$value'" >&2
+    return 2
+}
+
+# check_choice NAME VALUE CHOICE...: fail (status 2) unless VALUE is one of the CHOICEs.
+check_choice() {
+    local name=$1 value=$2 choice
+    shift 2
+    for choice in "$@"; do
+        [[ $value != "$choice" ]] || return 0
+    done
+    echo "$name must be one of: $*, not '$value'" >&2
+    return 2
+}
+
+# check_language NAME VALUE: fail (status 2) unless VALUE is a language code (en, pt-BR,
+# sr_Latn), as xlpe_fairseq/io/options.py's language_code takes it: it becomes part of file
+# names, so no slash, dot or space.
+check_language() {
+    if [[ $2 =~ ^[A-Za-z]{2,8}([-_][A-Za-z0-9]{1,8})*$ ]]; then
+        return 0
+    fi
+    echo "$1 must be a language code such as en or pt-BR, not '$2'" >&2
+    return 2
+}
+
+# cores: the cores this process may use (as the xlpe-* commands count them for --workers;
+# nproc alone would follow OMP_NUM_THREADS).
+cores() {
+    env -u OMP_NUM_THREADS -u OMP_THREAD_LIMIT nproc
 }
 
 # need_value OPTION ARGC: fail (status 2) naming OPTION when it is the last argument (ARGC:

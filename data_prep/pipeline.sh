@@ -288,25 +288,34 @@ pipeline_settings() {
             return 2
             ;;
     esac
-    case ${PREORDER_LOSS:-pairwise} in
-        pairwise | structured | both) ;;
-        *)
-            echo "PREORDER_LOSS must be pairwise, structured or both, not '$PREORDER_LOSS'" >&2
-            return 2
-            ;;
-    esac
-    local setting min max
+    local setting min max cores
+    # processes and threads: no more than the cores, as the xlpe-* commands take them
+    cores=$(cores)
     # the preorderer's settings left unset follow the corpus's size (preorderer_defaults)
     for setting in ${PREORDER_SEEDS:+PREORDER_SEEDS:1:999} \
             ${PREORDER_BATCH_TOKENS:+PREORDER_BATCH_TOKENS:1:9999999} \
-            ${PREORDER_MAX_LENGTH:+PREORDER_MAX_LENGTH:1:9999999} PREORDER_THREADS:1:9999999 \
-            WORKERS:1: ${PREORDER_EPOCHS:+PREORDER_EPOCHS:1:} PREORDER_FOLDS:2: LOWERCASE:0:1 \
-            JOINED_DICT:0:1 \
+            ${PREORDER_MAX_LENGTH:+PREORDER_MAX_LENGTH:1:9999999} PREORDER_THREADS:1:$cores \
+            WORKERS:1:$cores ${PREORDER_EPOCHS:+PREORDER_EPOCHS:1:} PREORDER_FOLDS:2: \
+            LOWERCASE:0:1 JOINED_DICT:0:1 \
             ${MERGES:+MERGES:1:} ${MAX_LEN:+MAX_LEN:1:}; do
         IFS=: read -r setting min max <<<"$setting"
         check_whole "$setting" "${!setting}" "$min" "$max" || return
+        printf -v "$setting" %s "$WHOLE"
     done
-    check_positive PREORDER_SECONDS "$PREORDER_SECONDS"
+    check_positive PREORDER_SECONDS "$PREORDER_SECONDS" || return
+    if [[ -n ${PREORDER_LOSS:-} ]]; then
+        check_choice PREORDER_LOSS "$PREORDER_LOSS" pairwise structured both || return
+    fi
+    if [[ $PREORDER_DEVICE != cpu ]]; then
+        # a device that is not there is found now, not after the alignment
+        python -c 'import sys
+from xlpe_fairseq.io import InputError
+from xlpe_fairseq.preordering.preorderer import check_device
+try:
+    check_device(sys.argv[1])
+except InputError as err:
+    sys.exit(f"PREORDER_DEVICE: {err}")' "$PREORDER_DEVICE" || return 2
+    fi
 }
 
 # preorderer_defaults PAIRS: give each preorderer setting left unset its default for a
@@ -350,6 +359,16 @@ prepare_corpus() {
         need_files "$raw/$split.$src" "$raw/$split.$tgt"
         same_line_count "$raw/$split.$src" "$raw/$split.$tgt"
     done
+    # valid and test pairs, which the word aligner reads, before any work (it would name its
+    # own file, OUT/bpe/all.SRC); a linked file by the name of the file it links to, the user's
+    local checked=()
+    for split in valid test; do
+        for lang in "$src" "$tgt"; do
+            checked+=("$raw/$split.$lang")
+            [[ ! -L ${checked[-1]} ]] || checked[-1]=$(readlink -f "${checked[-1]}")
+        done
+    done
+    python -m xlpe_fairseq.preprocessing.check_raw "${checked[@]}"
     mkdir -p "$out/tok" "$out/bpe" "$out/data-bin/text"
     printf 'SRC=%s\nTGT=%s\nLOWERCASE=%s\nRAW=%q\n' "$src" "$tgt" "$LOWERCASE" \
         "$(cd "$raw" && pwd)" >"$out/recipe.env"

@@ -8,7 +8,8 @@
 # a source-only preorderer trained on them and scored on test, and OUTDIR/data-bin-xlpe.
 #
 # Needs xlpe-fairseq installed in the active environment (xlpe-* and fairseq-preprocess on
-# PATH). Steps whose outputs exist and are newer than their inputs are skipped on rerun.
+# PATH). A rerun skips each step whose outputs were made from the present content of its
+# inputs and from the same settings, whatever the files' times (data_prep/lib.sh).
 # Environment: WORKERS (default: all cores), MERGES (default: 8000), XLPE (1: as --xlpe),
 # XLPE_TRAIN_POSITIONS (oracle, the default: BTG positions from the alignment for train;
 # predicted: the preorderer's, as at test time, cross-fitted over PREORDER_FOLDS (default 2)

@@ -18,7 +18,7 @@
 # Next: examples/train.sh MODEL OUT/data-bin CHECKPOINTS, examples/evaluate.sh OUT CHECKPOINTS
 # --model MODEL, and xlpe-translate --corpus OUT --checkpoint ... for new text.
 #
-# Options (in any order, before or after the operands):
+# Options (in any order, before or after the operands; after --, operands only):
 #   --merges N            joint BPE merges (default by the training pairs P left after the
 #                         split: 5000 under 20k, 10000 under 200k as fairseq's IWSLT'14,
 #                         20000 under 1M, else 32000 as the WMT setups)
@@ -28,7 +28,7 @@
 #   --lowercase           lowercase both sides (evaluation then scores lowercased text)
 #   --joined-dictionary   one dictionary for both sides (scripts that share most symbols);
 #                         examples/train.sh then shares all embeddings
-#   --workers N           processes (default: all cores)
+#   --workers N           processes (default and most: all cores)
 #   -h, --help            this text
 # The preorderer (XL PE's test positions) follows the corpus: up to 50,000 training pairs an
 # ensemble of PREORDER_SEEDS=4 structured-loss models (3 above 35,000 pairs),
@@ -62,32 +62,33 @@ fail() {
 }
 
 SRC="" TGT="" OPERANDS=()
+# each option checked as it is read, an empty value too; then every setting, before any work
 while [[ $# -gt 0 ]]; do
     case $1 in
         --src | --tgt | --merges | --max-len | --workers)
-            need_value "$1" $# || usage
+            need_value "$1" $# || exit 2
             case $1 in
-                --src) SRC=$2 ;;
-                --tgt) TGT=$2 ;;
-                --merges) MERGES=$2 ;;
-                --max-len) MAX_LEN=$2 ;;
-                --workers) WORKERS=$2 ;;
+                --src) check_language --src "$2" || exit 2; SRC=$2 ;;
+                --tgt) check_language --tgt "$2" || exit 2; TGT=$2 ;;
+                --merges) check_whole --merges "$2" 1 || exit 2; MERGES=$WHOLE ;;
+                --max-len) check_whole --max-len "$2" 1 || exit 2; MAX_LEN=$WHOLE ;;
+                --workers) check_whole --workers "$2" 1 "$(cores)" || exit 2; WORKERS=$WHOLE ;;
             esac
             shift 2 ;;
         --lowercase) LOWERCASE=1; shift ;;
         --joined-dictionary) JOINED_DICT=1; shift ;;
         -h | --help) show_help "$0" ;;
-        -*) echo "unknown option $1" >&2; usage ;;
+        --) shift; OPERANDS+=("$@"); break ;;
+        -*) echo "unknown option $1 (--help lists them)" >&2; exit 2 ;;
         *) OPERANDS+=("$1"); shift ;;
     esac
 done
 [[ ${#OPERANDS[@]} -eq 2 ]] || usage
-[[ -n $SRC && -n $TGT ]] || { echo "--src and --tgt are required" >&2; usage; }
-[[ $SRC != "$TGT" ]] || fail "--src and --tgt are both '$SRC'"
-# the options by the names the user wrote, then every setting, before any work
-[[ -z ${MERGES:-} ]] || check_whole --merges "$MERGES" 1 || exit 2
-[[ -z ${MAX_LEN:-} ]] || check_whole --max-len "$MAX_LEN" 1 || exit 2
-[[ -z ${WORKERS:-} ]] || check_whole --workers "$WORKERS" 1 || exit 2
+if [[ -z $SRC || -z $TGT ]]; then
+    echo "--src and --tgt are required" >&2
+    exit 2
+fi
+[[ $SRC != "$TGT" ]] || { echo "--src and --tgt are both '$SRC'" >&2; exit 2; }
 pipeline_settings || exit 2
 RAW_DIR=${OPERANDS[0]}
 OUT=${OPERANDS[1]}

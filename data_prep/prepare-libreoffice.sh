@@ -12,8 +12,9 @@
 #                apt knows no candidate version). Options go before or after the operands.
 # The paired paragraphs then go through data_prep/prepare-corpus.sh with this corpus's
 # settings: 10000 joint merges, one joined dictionary, at most 250 tokens a side.
-# Needs xlpe-fairseq installed in the active environment. Steps whose outputs exist and are
-# newer than their inputs are skipped on rerun. Environment: WORKERS (all cores), MERGES
+# Needs xlpe-fairseq installed in the active environment. A rerun skips each step whose
+# outputs were made from the present content of its inputs and from the same settings,
+# whatever the files' times (data_prep/lib.sh). Environment: WORKERS (all cores), MERGES
 # (10000), MAX_LEN (250), VALID_SIZE / TEST_SIZE (1000 pairs each), DROP_IDENTICAL (1, except
 # 0 for en-de and de-en: leave out pairs whose sides are the same text, i.e. paragraphs not
 # yet translated, which the help installs in English), and the settings of

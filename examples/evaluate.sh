@@ -31,14 +31,16 @@
 # decoding time, docs/preorderer.md; 1: the data-bin's test positions, one decode).
 # --tokenize T, sacreBLEU's tokenizer for BLEU
 # (xlpe-bleu --tokenize); --cpu decodes on the CPU. --dry-run prints the commands of a
-# complete training instead of running them. Options go before or after the operands.
+# complete training instead of running them. Options go before or after the operands (or
+# after --, operands only). Every value (and the test split's data, the reference and the
+# BLEU tokenizer) is checked before any work starts: a bad one is one line, exit status 2.
 #
-# SAVE_DIR receives generate-SUBSET.out (fairseq-generate's output) and .log,
+# SAVE_DIR receives generate-SUBSET.out (fairseq-generate's output, only when complete) and .log,
 # hypotheses-SUBSET.TGT (the detokenized translations as scored, one a line), bleu-SUBSET.json
 # (the scores), and checkpoint_avgN.pt where it averages.
 set -euo pipefail
 
-source "$(dirname "$0")/../data_prep/options.sh"
+source "$(dirname "$0")/train_common.sh"
 
 usage() {
     echo "usage: $0 DATA SAVE_DIR [--model M] [--schedule S] [--average N] [--beam K] [--lenpen A] [--subset S] [--preorderer-nbest N] [--tokenize T] [--cpu] [--dry-run]" >&2
@@ -55,40 +57,60 @@ TOKENIZE=()
 DEVICE=()
 DRY_RUN=0
 OPERANDS=()
+# each value checked as it is read, an empty one too, before any work: one line, status 2
+# shellcheck disable=SC2086 # SCHEDULES and MODELS are lists of words
 while [[ $# -gt 0 ]]; do
     case $1 in
         --model | --schedule | --average | --beam | --lenpen | --subset | --tokenize | \
             --preorderer-nbest)
-            need_value "$1" $# || usage ;;&
-        --model) MODEL=$2; shift 2 ;;
-        --schedule) SCHEDULE_OPTION=$2; shift 2 ;;
-        --average) AVERAGE_OPTION=$2; shift 2 ;;
-        --beam) BEAM_OPTION=$2; shift 2 ;;
-        --lenpen) LENPEN_OPTION=$2; shift 2 ;;
-        --subset) SUBSET=$2; shift 2 ;;
-        --preorderer-nbest) NBEST_OPTION=$2; shift 2 ;;
+            need_value "$1" $# || exit 2 ;;&
+        --model) check_choice --model "$2" $MODELS || exit 2; MODEL=$2; shift 2 ;;
+        --schedule)
+            check_choice --schedule "$2" $SCHEDULES || exit 2
+            SCHEDULE_OPTION=$2
+            shift 2 ;;
+        --average) check_whole --average "$2" 0 || exit 2; AVERAGE_OPTION=$WHOLE; shift 2 ;;
+        --beam) check_whole --beam "$2" 1 || exit 2; BEAM_OPTION=$WHOLE; shift 2 ;;
+        --lenpen) check_number --lenpen "$2" || exit 2; LENPEN_OPTION=$2; shift 2 ;;
+        --subset) check_choice --subset "$2" test valid || exit 2; SUBSET=$2; shift 2 ;;
+        --preorderer-nbest)
+            check_whole --preorderer-nbest "$2" 1 999 || exit 2
+            NBEST_OPTION=$WHOLE
+            shift 2 ;;
         --tokenize) TOKENIZE=(--tokenize "$2"); shift 2 ;;
         --cpu) DEVICE=(--cpu); shift ;;
         --dry-run) DRY_RUN=1; shift ;;
         -h | --help) show_help "$0" ;;
-        -*) echo "unknown option $1" >&2; usage ;;
+        --) shift; OPERANDS+=("$@"); break ;;
+        -*) echo "unknown option $1 (--help lists them)" >&2; exit 2 ;;
         *) OPERANDS+=("$1"); shift ;;
     esac
 done
 [[ ${#OPERANDS[@]} -eq 2 ]] || usage
 DATA=${OPERANDS[0]}
 SAVE_DIR=${OPERANDS[1]}
-[[ -z $AVERAGE_OPTION ]] || check_whole --average "$AVERAGE_OPTION" 0 || usage
-[[ -z $BEAM_OPTION ]] || check_whole --beam "$BEAM_OPTION" 1 || usage
-[[ -z $NBEST_OPTION ]] || check_whole --preorderer-nbest "$NBEST_OPTION" 1 999 || usage
-[[ $SUBSET == test || $SUBSET == valid ]] || { echo "--subset must be test or valid" >&2; usage; }
 if [[ ! -e $DATA/recipe.env ]]; then
     echo "$DATA/recipe.env: no such file; is $DATA a data_prep recipe's OUTDIR?" >&2
     exit 1
 fi
 source "$DATA/recipe.env"
-source "$(dirname "$0")/train_common.sh"
 export TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD=1
+# sacreBLEU's tokenizer, --tokenize's or the target language's, with what it needs installed:
+# checked now, not after decoding
+python - "$TGT" "${TOKENIZE[@]:1}" <<'EOF'
+import sys
+
+import sacrebleu
+
+from xlpe_fairseq.evaluation.bleu import bleu_tokenizer
+from xlpe_fairseq.io import run_command
+
+names = list(sacrebleu.metrics.BLEU.TOKENIZERS)
+if sys.argv[2:] and sys.argv[2] not in names:
+    print(f"--tokenize must be one of: {' '.join(names)}, not '{sys.argv[2]}'", file=sys.stderr)
+    sys.exit(2)
+run_command(lambda: bleu_tokenizer(*sys.argv[1:]), "evaluate.sh")
+EOF
 
 # SCHEDULE and, from examples/train.sh, TRAINED_MODEL: how SAVE_DIR was trained
 SCHEDULE="" TRAINED_MODEL=""
@@ -100,7 +122,10 @@ if [[ -z $SCHEDULE ]]; then
     exit 2
 fi
 MODEL=${MODEL:-$TRAINED_MODEL}
-[[ -n $MODEL ]] || { echo "--model is required: $SAVE_DIR/schedule.env does not name it" >&2; usage; }
+if [[ -z $MODEL ]]; then
+    echo "--model is required: $SAVE_DIR/schedule.env does not name it" >&2
+    exit 2
+fi
 if [[ -n $TRAINED_MODEL && $MODEL != "$TRAINED_MODEL" ]]; then
     echo "$SAVE_DIR holds a $TRAINED_MODEL model (examples/train.sh $TRAINED_MODEL), not" \
         "$MODEL: pass --model $TRAINED_MODEL" >&2
@@ -128,6 +153,24 @@ set_schedule "$SCHEDULE" base
 AVERAGE=${AVERAGE_OPTION:-$AVERAGE}
 BEAM=${BEAM_OPTION:-$BEAM}
 LENPEN=${LENPEN_OPTION:-$LENPEN}
+if ((LOWERCASE)); then
+    # lowercased data (IWSLT): the reference is the lowercased tokenized text, detokenized
+    REFERENCE=$DATA/tok/$SUBSET.$TGT
+    REFERENCE_FLAGS=(--tokenized-reference)
+else
+    REFERENCE=$RAW/$SUBSET.$TGT
+    REFERENCE_FLAGS=()
+fi
+# what decoding and scoring will read, before the checkpoints are averaged
+if ((!DRY_RUN)); then
+    for file in "$BIN/$SUBSET.$SRC-$TGT.$SRC.idx" "$REFERENCE"; do
+        if [[ ! -f $file ]]; then
+            echo "$file: no such file; has the data_prep recipe made the $SUBSET split of" \
+                "$DATA?" >&2
+            exit 1
+        fi
+    done
+fi
 
 # run COMMAND...: run it, or print it under --dry-run
 run() {
@@ -187,23 +230,26 @@ if ((DRY_RUN)); then
     exit 0
 fi
 LOG=$SAVE_DIR/generate-$SUBSET.log
-if ! "${GENERATE[@]}" >"$OUTPUT" 2>"$LOG"; then
-    # the plugin's own errors are one line that says what to do; else fairseq's last lines
-    grep -m 1 '^fairseq-generate: error: ' "$LOG" >&2 || tail -20 "$LOG" >&2
+# written under a hidden name and renamed when complete: a failed run leaves no partial output
+PARTIAL=$(mktemp "$SAVE_DIR/.generate-$SUBSET.out.$$.XXXXXX")
+trap 'rm -f "$PARTIAL"' EXIT
+if ! "${GENERATE[@]}" >"$PARTIAL" 2>"$LOG"; then
+    # the plugin's own errors are one line that says what to do (the log holds nothing more);
+    # else fairseq's last lines, the whole report kept in the log
+    if grep -m 1 '^fairseq-generate: error: ' "$LOG" >&2; then
+        rm -f "$LOG"
+    else
+        tail -20 "$LOG" >&2
+        echo "evaluate.sh: fairseq-generate failed; its whole report: $LOG" >&2
+    fi
     exit 1
 fi
+mv "$PARTIAL" "$OUTPUT"
 HYPOTHESES=$SAVE_DIR/hypotheses-$SUBSET.$TGT
 
 NAME="$(basename "$DATA") $MODEL ($(basename "$CHECKPOINT"), $SUBSET)"
-if ((LOWERCASE)); then
-    # lowercased data (IWSLT): the reference is the lowercased tokenized text, detokenized
-    xlpe-bleu --name "$NAME" --generate-output "$OUTPUT" --reference "$DATA/tok/$SUBSET.$TGT" \
-        --target-lang "$TGT" --tokenized-reference --json "$SAVE_DIR/bleu-$SUBSET.json" \
-        --detokenized-output "$HYPOTHESES" "${TOKENIZE[@]}"
-else
-    xlpe-bleu --name "$NAME" --generate-output "$OUTPUT" --reference "$RAW/$SUBSET.$TGT" \
-        --target-lang "$TGT" --json "$SAVE_DIR/bleu-$SUBSET.json" \
-        --detokenized-output "$HYPOTHESES" "${TOKENIZE[@]}"
-fi
+xlpe-bleu --name "$NAME" --generate-output "$OUTPUT" --reference "$REFERENCE" \
+    --target-lang "$TGT" "${REFERENCE_FLAGS[@]}" --json "$SAVE_DIR/bleu-$SUBSET.json" \
+    --detokenized-output "$HYPOTHESES" "${TOKENIZE[@]}"
 echo "evaluate.sh: translations in $HYPOTHESES (fairseq's output: $OUTPUT), scores in" \
     "$SAVE_DIR/bleu-$SUBSET.json" >&2

@@ -222,7 +222,8 @@ model_data_bin() {
 
 train_main() {
     local model="" size=${SIZES%% *} gpus=1 precision=() update_freq="" schedule=""
-    local max_update="" warmup="" lr="" max_tokens="" save_dir="" dry_run=0 extra=()
+    local max_update="" warmup="" lr="" max_tokens="" save_dir="" dry_run=0 extra=() name
+    # each value checked as it is read, an empty one too, before anything runs
     while [[ $# -gt 0 ]]; do
         case $1 in
             --model | --size | --schedule | --gpus | --update-freq | --max-update | --warmup | \
@@ -230,16 +231,30 @@ train_main() {
                 need_value "$1" $# || return ;;&
             --model) model=$2; shift 2 ;;
             --size) size=$2; shift 2 ;;
-            --schedule) schedule=$2; shift 2 ;;
-            --gpus) gpus=$2; shift 2 ;;
+            --schedule)
+                # shellcheck disable=SC2086 # a list of words
+                check_choice --schedule "$2" $SCHEDULES || return
+                schedule=$2
+                shift 2 ;;
+            --gpus | --update-freq | --max-update | --warmup | --max-tokens)
+                # counts, read as decimals (bash arithmetic takes 08 for a bad octal number)
+                check_whole "$1" "$2" 1 || return
+                name=${1#--}
+                printf -v "${name//-/_}" %s "$WHOLE"
+                shift 2 ;;
+            --lr)
+                check_positive --lr "$2" || return
+                lr=$2
+                shift 2 ;;
+            --save-dir)
+                if [[ -z $2 ]]; then
+                    echo "--save-dir must name a folder, not ''" >&2
+                    return 2
+                fi
+                save_dir=$2
+                shift 2 ;;
             --fp16) precision=(--fp16); shift ;;
             --bf16) precision=(--bf16); shift ;;
-            --update-freq) update_freq=$2; shift 2 ;;
-            --max-update) max_update=$2; shift 2 ;;
-            --warmup) warmup=$2; shift 2 ;;
-            --lr) lr=$2; shift 2 ;;
-            --max-tokens) max_tokens=$2; shift 2 ;;
-            --save-dir) save_dir=$2; shift 2 ;;
             --dry-run) dry_run=1; shift ;;
             --) shift; extra+=("$@"); break ;;
             *)
@@ -261,13 +276,18 @@ train_main() {
         echo "--model is required: $MODELS" >&2
         return 2
     fi
-    check_whole --gpus "$gpus" 1 || return
-    local option value
-    for option in update-freq max-update warmup max-tokens; do
-        value=${option//-/_}
-        [[ -z ${!value} ]] || check_whole "--$option" "${!value}" 1 || return
-    done
-    [[ -z $lr ]] || check_positive --lr "$lr" || return
+    if ((gpus > 1 && !dry_run)); then
+        # more processes than GPUs fail only once fairseq starts them (--dry-run prints the
+        # command for another machine)
+        local visible
+        visible=$(python -c 'import torch; print(torch.cuda.device_count())')
+        if ((visible == 0)); then
+            echo "--gpus must be 1 on a machine without GPUs (training on the CPU), not" \
+                "'$gpus'" >&2
+            return 2
+        fi
+        check_whole --gpus "$gpus" 1 "$visible" || return
+    fi
     set_model "$size" "$model"
     schedule=${schedule:-$(default_schedule "$size" "$model")}
     set_schedule "$schedule" "$size"

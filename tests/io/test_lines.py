@@ -106,3 +106,9 @@ def test_a_pipe_as_input_is_named_as_such_not_missing(tmp_path):
     os.mkfifo(fifo)
     with pytest.raises(InputError, match="fifo: not a regular file .* save it to a file first"):
         require_files([str(fifo)])
+
+
+def test_an_empty_input_name_is_refused_as_such():
+    """not ': no such file', a message without a name"""
+    with pytest.raises(InputError, match="^'': an empty name, expected an input file$"):
+        require_files([""])

@@ -5,8 +5,8 @@ import stat
 import pytest
 
 from xlpe_fairseq.io.errors import InputError
-from xlpe_fairseq.io.outputs import atomic_output, check_not_inputs, check_outputs, \
-    temporary_directory
+from xlpe_fairseq.io.outputs import atomic_output, check_not_inputs, check_output_directory, \
+    check_outputs, temporary_directory
 
 
 def write(path, text):
@@ -79,3 +79,24 @@ def test_a_name_ending_in_a_slash_is_not_written_as_a_file(tmp_path, name):
 def test_an_empty_output_name_is_refused_as_such():
     with pytest.raises(InputError, match="^'': an empty name, expected an output file name"):
         check_outputs([""])
+
+
+def test_an_empty_output_folder_name_is_refused_as_such():
+    """'' is no folder: it was taken for the working directory."""
+    with pytest.raises(InputError, match="^'': an empty name, expected an output folder$"):
+        check_output_directory("")
+
+
+def test_a_name_too_long_for_the_temporary_file_is_refused_before_any_work(tmp_path):
+    """The output is first written as .NAME.PID.XXXXXXXX: a name that fits the file system
+    but not with that suffix failed only when written, after the work."""
+    longest = os.pathconf(tmp_path, "PC_NAME_MAX")
+    name = str(tmp_path / ("x" * (longest - 5)))
+    with pytest.raises(InputError, match=f"a file name of {longest - 5} bytes, longer than"):
+        check_outputs([name])
+    with pytest.raises(InputError, match="cannot create a folder of a name longer than"):
+        check_outputs([str(tmp_path / ("y" * (longest + 1)) / "out.pt")])
+    with pytest.raises(InputError, match="cannot create a folder of a name longer than"):
+        check_output_directory(str(tmp_path / ("z" * (longest + 1))))
+    assert list(tmp_path.iterdir()) == []
+    check_outputs([str(tmp_path / ("x" * (longest - 40)))])

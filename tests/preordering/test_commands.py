@@ -105,6 +105,14 @@ def test_mismatched_line_counts(files, tmp_path, capsys):
                        capsys, "short.reorder", "differ in length")
 
 
+def test_a_save_name_too_long_to_write_is_refused_before_training(files, tmp_path, capsys):
+    name = tmp_path / ("p" * 250 + ".pt")
+    expect_input_error(train.main, ["--source", files["source"], "--reorder", files["reorder"],
+                                    "--save", str(name), "--epochs", "1"],
+                       capsys, "a file name of 253 bytes, longer than")
+    assert not any(path.name.startswith(".ppp") for path in tmp_path.iterdir())
+
+
 def test_bad_reorder_line_names_file_and_line(files, tmp_path, capsys):
     lines = open(files["reorder"]).read().splitlines()
     lines[4] = " ".join(["0"] * len(lines[4].split()))

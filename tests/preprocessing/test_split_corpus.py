@@ -27,6 +27,28 @@ def test_splits_are_disjoint_complete_and_the_same_every_time():
     assert all(indices == sorted(indices) for indices in chosen.values()), "corpus order kept"
 
 
+def test_pairs_the_aligner_refuses_stay_in_train_and_the_others_split_as_before():
+    drawn = split_indices(100, ["valid", "test"], seed=1)
+    assert split_indices(100, ["valid", "test"], seed=1, usable=[True] * 100) == drawn
+    refused = drawn["valid"][0]
+    usable = [i != refused for i in range(100)]
+    chosen = split_indices(100, ["valid", "test"], seed=1, usable=usable)
+    assert refused in chosen["train"] and [len(chosen[s]) for s in ("valid", "test")] == [5, 5]
+    assert set(chosen["valid"]) > set(drawn["valid"]) - {refused}
+    assert sorted(i for indices in chosen.values() for i in indices) == list(range(100))
+    with pytest.raises(InputError, match="only 9 of the 100 pairs can be held out"):
+        split_indices(100, ["valid", "test"], seed=1, usable=[i < 9 for i in range(100)])
+
+
+def test_an_empty_pair_is_never_held_out(tmp_path):
+    (tmp_path / "all.fr").write_text("".join(f"fr {i}\n" if i % 2 else "\n" for i in range(40)))
+    (tmp_path / "all.en").write_text("".join(f"en {i}\n" for i in range(40)))
+    split_corpus(str(tmp_path / "all.fr"), str(tmp_path / "all.en"), str(tmp_path),
+                 ["valid", "test"])
+    for split in ("valid", "test"):
+        assert all((tmp_path / f"{split}.fr").read_text().split("\n")[:-1])
+
+
 def test_pairs_stay_together(tmp_path):
     (tmp_path / "all.fr").write_text("".join(f"fr {i}\n" for i in range(40)))
     (tmp_path / "all.en").write_text("".join(f"en {i}\n" for i in range(40)))
@@ -64,6 +86,14 @@ def prepare(*args):
     ({}, ["--src", "fr"], 2, "--src and --tgt are required"),
     ({}, ["--src", "fr", "--tgt", "en", "--merges"], 2, "--merges needs a value"),
     ({}, ["--tgt", "en", "--src", "fr", "--bogus"], 2, "unknown option --bogus"),
+    # an empty valid or test line names the user's file and line, not the aligner's input
+    ({"train.fr": "a\n" * 30, "train.en": "a\n" * 30, "valid.fr": "a\n" * 9,
+      "valid.en": "a\n" * 6 + "\n" + "a\n" * 2, "test.fr": "a\n", "test.en": "a\n"},
+     ["--src", "fr", "--tgt", "en"], 1, "{raw}/valid.en line 7: empty line"),
+    # also when test is held out of train and valid linked from the raw folder
+    ({"train.fr": "a\n" * 30, "train.en": "a\n" * 30, "valid.fr": "a\n" * 9,
+      "valid.en": "a\n" * 6 + " \n" + "a\n" * 2},
+     ["--src", "fr", "--tgt", "en"], 1, "{raw}/valid.en line 7: empty line"),
 ])
 def test_prepare_corpus_refuses_bad_input_in_one_line(tmp_path, files, args, status, message):
     raw = tmp_path / "raw"
@@ -74,4 +104,6 @@ def test_prepare_corpus_refuses_bad_input_in_one_line(tmp_path, files, args, sta
     result = prepare(raw, tmp_path / "out", *args)
     assert result.returncode == status
     assert message.format(raw=raw) in result.stderr
+    assert result.stderr.count("error") <= 1, result.stderr
     assert not (tmp_path / "out" / "data-bin").exists()
+    assert not (tmp_path / "out" / "tok").exists()

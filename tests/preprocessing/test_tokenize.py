@@ -33,3 +33,33 @@ def test_missing_input_exits_with_message(tmp_path, capsys):
               "--output", str(tmp_path / "out")])
     assert exit_info.value.code == 1
     assert "missing.en: no such file" in capsys.readouterr().err
+
+
+def test_a_regional_code_takes_its_languages_rules():
+    line = "Dr. Max l'homme"
+    assert tokenize_line(line, "fr-CA") == tokenize_line(line, "fr") != tokenize_line(line, "en")
+
+
+@pytest.mark.parametrize("lang", ["", "../x", "a b", "e", "en.txt"])
+def test_a_language_code_that_is_no_code_is_a_usage_error(tmp_path, capsys, lang):
+    (tmp_path / "in").write_text("a\n")
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--lang", lang, "--input", str(tmp_path / "in"), "--output", str(tmp_path / "o")])
+    assert exit_info.value.code == 2
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        f"xlpe-tokenize: error: argument --lang: expected a language code such as en or pt-BR, "
+        f"got {lang!r}")
+    assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize("lang, warned", [("zz", True), ("en", False), ("zh-CN", False)])
+def test_a_language_without_rules_of_its_own_is_said_in_one_line(tmp_path, capsys, lang,
+                                                                 warned):
+    (tmp_path / "in").write_text("Mr. X\n")
+    main(["--lang", lang, "--input", str(tmp_path / "in"), "--output", str(tmp_path / "o"),
+          "--workers", "1"])
+    warnings = [line for line in capsys.readouterr().err.splitlines() if "warning" in line]
+    assert warnings == ([f"xlpe-tokenize: warning: Moses has no rules for '{lang}': the general "
+                         "rules apply, with English's non-breaking prefixes (Mr., e.g.)"]
+                        if warned else [])
+    assert (tmp_path / "o").exists()

@@ -60,4 +60,4 @@ def test_an_unknown_loss_is_refused_before_any_work():
         env={**env, "PREORDER_LOSS": "hinge"}, capture_output=True, text=True)
     assert result.returncode == 2, result
     assert result.stderr.strip() == \
-        "PREORDER_LOSS must be pairwise, structured or both, not 'hinge'", result.stderr
+        "PREORDER_LOSS must be one of: pairwise structured both, not 'hinge'", result.stderr

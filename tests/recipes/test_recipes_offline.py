@@ -318,7 +318,8 @@ def test_libreoffice_preorderer_seeds_make_an_ensemble(recipe_runs):
 @pytest.mark.parametrize("setting, value, allowed", [
     ("PREORDER_SEEDS", "0", "1 to 999"), ("PREORDER_SEEDS", "two", "1 to 999"),
     ("PREORDER_SEEDS", "1000", "1 to 999"), ("PREORDER_BATCH_TOKENS", "0", "1 to 9999999"),
-    ("PREORDER_MAX_LENGTH", "1.5", "1 to 9999999"), ("PREORDER_THREADS", "-2", "1 to 9999999"),
+    ("PREORDER_MAX_LENGTH", "1.5", "1 to 9999999"),
+    ("PREORDER_THREADS", "-2", f"1 to {len(os.sched_getaffinity(0))}"),
 ])
 def test_a_bad_preorderer_setting_is_refused_before_any_work(tmp_path, setting, value, allowed):
     raw = write_raw(tmp_path / "raw", "en", "de")

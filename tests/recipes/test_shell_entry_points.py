@@ -40,23 +40,67 @@ def test_help_exits_0_with_the_defaults(script, args, defaults):
 
 def one_usage_error(result, message):
     assert result.returncode == 2, result.stderr
-    assert result.stderr.splitlines()[0] == message, result.stderr
+    assert result.stderr == message + "\n", result.stderr
+
+
+def raw_corpus(tmp_path):
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    for lang in ("en", "de"):
+        (raw / f"train.{lang}").write_text("a b\n" * 30)
+    return raw
+
+
+CORES = len(os.sched_getaffinity(0))
 
 
 @pytest.mark.parametrize("option, value, message", [
     ("--max-len", "abc", "--max-len must be a whole number of at least 1, not 'abc'"),
     ("--max-len", "0", "--max-len must be a whole number of at least 1, not '0'"),
     ("--merges", "1e3", "--merges must be a whole number of at least 1, not '1e3'"),
-    ("--workers", "-1", "--workers must be a whole number of at least 1, not '-1'"),
+    ("--merges", "0", "--merges must be a whole number of at least 1, not '0'"),
+    ("--merges", "abc", "--merges must be a whole number of at least 1, not 'abc'"),
+    ("--workers", "-1", f"--workers must be a whole number from 1 to {CORES}, not '-1'"),
+    ("--workers", "0", f"--workers must be a whole number from 1 to {CORES}, not '0'"),
+    ("--workers", str(CORES + 1),
+     f"--workers must be a whole number from 1 to {CORES}, not '{CORES + 1}'"),
+    ("--src", "../x", "--src must be a language code such as en or pt-BR, not '../x'"),
+    ("--tgt", "d e", "--tgt must be a language code such as en or pt-BR, not 'd e'"),
+    ("--tgt", "en", "--src and --tgt are both 'en'"),
+    ("--bogus", None, "unknown option --bogus (--help lists them)"),
+    # an empty value is no value: it fell back on the default
+    ("--merges", "", "--merges must be a whole number of at least 1, not ''"),
+    ("--src", "", "--src must be a language code such as en or pt-BR, not ''"),
 ])
 def test_prepare_corpus_refuses_a_bad_value_before_any_work(tmp_path, option, value, message):
-    raw = tmp_path / "raw"
-    raw.mkdir()
-    for lang in ("en", "de"):
-        (raw / f"train.{lang}").write_text("a b\n" * 30)
-    result = bash(PREPARE, "--src", "en", "--tgt", "de", option, value, raw, tmp_path / "out")
+    raw = raw_corpus(tmp_path)
+    given = [option] if value is None else [option, value]
+    result = bash(PREPARE, "--src", "en", "--tgt", "de", *given, raw, tmp_path / "out")
     one_usage_error(result, message)
     assert not (tmp_path / "out").exists(), "nothing is written"
+
+
+@pytest.mark.parametrize("setting, message", [
+    ("PREORDER_LOSS=hinge", "PREORDER_LOSS must be one of: pairwise structured both, not 'hinge'"),
+    (f"PREORDER_THREADS={CORES + 1}",
+     f"PREORDER_THREADS must be a whole number from 1 to {CORES}, not '{CORES + 1}'"),
+    ("PREORDER_DEVICE=nowhere", None),
+])
+def test_prepare_corpus_refuses_a_bad_setting_before_any_work(tmp_path, setting, message):
+    name, value = setting.split("=")
+    result = bash(PREPARE, "--src", "en", "--tgt", "de", raw_corpus(tmp_path), tmp_path / "out",
+                  env={name: value})
+    assert result.returncode == 2 and result.stderr.count("\n") == 1, result.stderr
+    assert result.stderr.startswith(message or f"{name}: --device {value}: not a torch device")
+    assert not (tmp_path / "out").exists(), "nothing is written"
+
+
+def test_prepare_corpus_takes_operands_after_a_double_dash(tmp_path):
+    result = bash(PREPARE, "--src", "en", "--tgt", "de", "--", "-raw", tmp_path / "out",
+                  cwd=tmp_path)
+    assert result.returncode == 1, result.stderr
+    assert result.stderr == "prepare-corpus.sh: -raw: no such folder\n"
+    assert not (tmp_path / "out").exists()
 
 
 def prepared(root):
@@ -64,10 +108,14 @@ def prepared(root):
     for variant in ("text", "dpe", "xlpe"):
         folder = root / "data-bin" / variant
         folder.mkdir(parents=True)
-        (folder / "train.fr-en.fr.idx").write_text("")
+        for split in ("train", "valid", "test"):
+            (folder / f"{split}.fr-en.fr.idx").write_text("")
         (folder / "dict.fr.txt").write_text("le 1\n")
         (folder / "dict.en.txt").write_text("the 1\n")
-    (root / "recipe.env").write_text("SRC=fr\nTGT=en\nLOWERCASE=0\nRAW=/raw\n")
+    (root / "raw").mkdir()
+    for split in ("valid", "test"):
+        (root / "raw" / f"{split}.en").write_text("the\n")
+    (root / "recipe.env").write_text(f"SRC=fr\nTGT=en\nLOWERCASE=0\nRAW={root / 'raw'}\n")
     return root
 
 
@@ -102,12 +150,39 @@ def test_every_split_is_batched_whole_even_a_tiny_one(tmp_path):
 
 
 @pytest.mark.parametrize("option, value", [
-    ("--max-update", "abc"), ("--lr", "0"), ("--warmup", "-5"), ("--max-tokens", "nan")])
+    ("--max-update", "abc"), ("--lr", "0"), ("--warmup", "-5"), ("--max-tokens", "nan"),
+    ("--max-update", ""), ("--lr", ""), ("--schedule", "")])
 def test_train_refuses_a_bad_value(tmp_path, option, value):
     result = bash(TRAIN, "transformer", prepared(tmp_path) / "data-bin", tmp_path / "ck", option,
                   value, "--dry-run")
     assert result.returncode == 2 and f"{option} must be" in result.stderr, result.stderr
     assert result.stderr.count("\n") == 1 and not result.stdout
+
+
+def test_train_reads_the_values_as_decimal_numbers(tmp_path):
+    """bash arithmetic reads 08 as a bad octal number"""
+    flags, _ = dry_run_command("transformer", prepared(tmp_path) / "data-bin", tmp_path / "ck",
+                               "--max-update", "0300", "--warmup", "08", "--gpus", "01")
+    assert (flags["--max-update"], flags["--warmup-updates"],
+            flags["--distributed-world-size"]) == ("300", "8", "1")
+
+
+def test_train_refuses_an_empty_save_dir(tmp_path):
+    result = bash(TRAIN, "transformer", prepared(tmp_path) / "data-bin", tmp_path / "ck",
+                  "--save-dir", "", "--dry-run")
+    one_usage_error(result, "--save-dir must name a folder, not ''")
+
+
+def test_train_refuses_more_gpus_than_the_machine_has_before_any_work(tmp_path):
+    import torch
+
+    gpus = torch.cuda.device_count()
+    result = bash(TRAIN, "transformer", prepared(tmp_path / "out") / "data-bin", tmp_path / "ck",
+                  "--gpus", max(gpus, 1) + 1, env=stubs(tmp_path))
+    one_usage_error(result, f"--gpus must be a whole number from 1 to {gpus}, not '{gpus + 1}'"
+                    if gpus else "--gpus must be 1 on a machine without GPUs (training on the "
+                    "CPU), not '2'")
+    assert not (tmp_path / "ck").exists() and not (tmp_path / "calls").exists()
 
 
 def test_train_given_one_variant_of_the_data_bin_names_the_folder_to_pass(tmp_path):
@@ -118,10 +193,11 @@ def test_train_given_one_variant_of_the_data_bin_names_the_folder_to_pass(tmp_pa
 
 
 def stubs(tmp_path):
-    """fairseq-generate, xlpe-average-checkpoints and xlpe-bleu that log their arguments."""
+    """fairseq-train, fairseq-generate, xlpe-average-checkpoints and xlpe-bleu that log their
+    arguments."""
     folder = tmp_path / "stubs"
     folder.mkdir()
-    for name in ("fairseq-generate", "xlpe-average-checkpoints", "xlpe-bleu"):
+    for name in ("fairseq-train", "fairseq-generate", "xlpe-average-checkpoints", "xlpe-bleu"):
         (folder / name).write_text(f'#!/bin/sh\necho "{name} $*" >> "{tmp_path}/calls"\n')
         (folder / name).chmod(0o755)
     return {"PATH": f"{folder}{os.pathsep}{os.environ['PATH']}"}
@@ -163,12 +239,68 @@ def test_evaluate_with_an_average_too_large_names_the_ones_to_pass(tmp_path):
     assert result.stderr.count("\n") == 1
 
 
-@pytest.mark.parametrize("option, value", [("--average", "-2"), ("--average", "abc"),
-                                           ("--beam", "0"), ("--subset", "bogus")])
-def test_evaluate_refuses_a_bad_value(tmp_path, option, value):
-    result = bash(EVALUATE, prepared(tmp_path / "out"), tmp_path / "ck", "--model", "dpe", option,
-                  value)
-    assert result.returncode == 2 and option in result.stderr.splitlines()[0], result.stderr
+@pytest.mark.parametrize("option, value, message", [
+    ("--average", "-2", "--average must be a whole number of at least 0, not '-2'"),
+    ("--average", "abc", "--average must be a whole number of at least 0, not 'abc'"),
+    ("--beam", "0", "--beam must be a whole number of at least 1, not '0'"),
+    ("--lenpen", "abc", "--lenpen must be a number, not 'abc'"),
+    ("--lenpen", "inf", "--lenpen must be a number, not 'inf'"),
+    ("--subset", "bogus", "--subset must be one of: test valid, not 'bogus'"),
+    ("--schedule", "bogus", "--schedule must be one of: dpe-iwslt dpe re xlpe, not 'bogus'"),
+    ("--beam", "", "--beam must be a whole number of at least 1, not ''"),
+    ("--model", "", None),
+    ("--tokenize", "bogus", "--tokenize must be one of: none zh 13a intl char ja-mecab ko-mecab "
+     "spm flores101 flores200 spBLEU-1K, not 'bogus'"),
+])
+def test_evaluate_refuses_a_bad_value_in_one_line_before_any_work(tmp_path, option, value,
+                                                                  message):
+    folder = trained_folder(tmp_path, "dpe", ["checkpoint_1_10.pt", "checkpoint_2_20.pt"])
+    before = sorted(os.listdir(folder))
+    result = bash(EVALUATE, prepared(tmp_path / "out"), folder, option, value,
+                  env=stubs(tmp_path))
+    assert result.returncode == 2 and result.stderr.count("\n") == 1, result.stderr
+    assert result.stderr.startswith(message or f"{option} must be one of: "), result.stderr
+    assert not (tmp_path / "calls").exists() and sorted(os.listdir(folder)) == before
+
+
+def test_evaluate_refuses_an_unknown_model_in_one_line(tmp_path):
+    result = bash(EVALUATE, prepared(tmp_path / "out"), tmp_path / "ck", "--model", "bogus")
+    assert result.returncode == 2 and result.stderr.count("\n") == 1, result.stderr
+    assert result.stderr.startswith("--model must be one of: transformer dpe xlpe ")
+
+
+def test_evaluate_reads_the_values_as_decimal_numbers(tmp_path):
+    """bash arithmetic reads 08 as a bad octal number."""
+    folder = trained_folder(tmp_path, "dpe", ["checkpoint_1_10.pt", "checkpoint_2_20.pt"])
+    result = bash(EVALUATE, prepared(tmp_path / "out"), folder, "--average", "02", "--beam",
+                  "08", "--lenpen", "-0.5", env=stubs(tmp_path))
+    assert result.returncode == 0, result.stderr
+    calls = (tmp_path / "calls").read_text()
+    assert "--num 2 " in calls and "--beam 8 --lenpen -0.5 " in calls
+
+
+@pytest.mark.parametrize("missing", ["data-bin/dpe/valid.fr-en.fr.idx", "raw/valid.en"])
+def test_evaluate_without_the_split_says_so_before_averaging(tmp_path, missing):
+    out = prepared(tmp_path / "out")
+    (out / missing).unlink()
+    folder = trained_folder(tmp_path, "dpe", ["checkpoint_1_10.pt", "checkpoint_2_20.pt"])
+    result = bash(EVALUATE, out, folder, "--subset", "valid", env=stubs(tmp_path))
+    assert result.returncode == 1 and result.stderr == (
+        f"{out / missing}: no such file; has the data_prep recipe made the valid split of "
+        f"{out}?\n"), result.stderr
+    assert not (tmp_path / "calls").exists()
+
+
+def test_evaluate_leaves_no_partial_output_when_decoding_fails(tmp_path):
+    env = stubs(tmp_path)
+    generate = Path(env["PATH"].split(os.pathsep)[0]) / "fairseq-generate"
+    generate.write_text("#!/bin/sh\necho 'S-0\tle'\n"
+                        "echo 'fairseq-generate: error: a one-line reason' >&2\nexit 1\n")
+    folder = trained_folder(tmp_path, "dpe", [])
+    result = bash(EVALUATE, prepared(tmp_path / "out"), folder, env=env)
+    assert result.returncode == 1, result.stderr
+    assert result.stderr.splitlines()[-1] == "fairseq-generate: error: a one-line reason"
+    assert sorted(os.listdir(folder)) == ["checkpoint_best.pt", "schedule.env"]
 
 
 def test_evaluate_with_another_model_than_trained_names_the_model_to_pass(tmp_path):

@@ -41,6 +41,7 @@ from .options import (
     Number,
     add_parallel_arguments,
     default_workers,
+    language_code,
     positive_int,
     shell_words,
 )

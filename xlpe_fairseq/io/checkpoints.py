@@ -18,6 +18,8 @@ def read_checkpoint(path, what, weights_only=True):
     they need ``weights_only=False``."""
     import torch  # the ground floor does not import torch until a checkpoint is read
 
+    if not os.fspath(path):
+        raise InputError(f"'': an empty name, expected a {what}")
     if os.path.isdir(path):
         raise InputError(f"{path}: is a directory, expected a {what}")
     if not os.path.exists(path):

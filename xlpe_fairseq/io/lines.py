@@ -123,6 +123,8 @@ def require_lines(path, count):
 def require_files(paths):
     """Raise InputError for the first path that is not an existing file."""
     for path in paths:
+        if not os.fspath(path):
+            raise InputError("'': an empty name, expected an input file")
         if os.path.isdir(path):
             raise InputError(f"{path}: is a directory, expected a file")
         if not os.path.exists(path):

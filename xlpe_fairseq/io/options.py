@@ -2,11 +2,12 @@
 options take a value that is a number of the right kind, finite, and inside its range, whose
 upper bound fits the machine (--workers no more than the cores, sizes no larger than memory
 can hold); anything else is a usage error of one line naming the option. Options that hold further
-options as one string must split into shell words.
+options as one string must split into shell words; a language code is a code, not a path.
 """
 import argparse
 import math
 import os
+import re
 import shlex
 
 from .errors import OptionError
@@ -96,6 +97,19 @@ def shell_words(text):
     except ValueError as err:
         raise argparse.ArgumentTypeError(
             f"expected options as one shell-quoted string, got {text!r} ({err})") from None
+    return text
+
+
+# en, pt-BR, sr_Latn, english: a code becomes part of file names and picks rules
+LANGUAGE_CODE = re.compile(r"[A-Za-z]{2,8}([-_][A-Za-z0-9]{1,8})*")
+
+
+def language_code(text):
+    """argparse type of a language code: letters, then subtags after '-' or '_' (no path,
+    dot or space)."""
+    if not LANGUAGE_CODE.fullmatch(text):
+        raise argparse.ArgumentTypeError(
+            f"expected a language code such as en or pt-BR, got {text!r}")
     return text
 
 

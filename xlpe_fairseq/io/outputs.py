@@ -6,6 +6,7 @@ points to), in a directory that can be written. They appear atomically; a tempor
 folder left by a killed process is removed by the next write of the same output.
 """
 import contextlib
+import errno
 import os
 import shutil
 import tempfile
@@ -24,7 +25,8 @@ def check_not_inputs(outputs, inputs):
 
 def check_outputs(outputs, inputs=()):
     """Refuse, before any long work, outputs that would overwrite an input or that cannot be
-    written (see output_target); probes each directory by creating a file in it."""
+    written (see output_target); probes each directory by creating the temporary file
+    atomic_output would write first."""
     outputs = [out for out in outputs if out is not None]
     check_not_inputs(outputs, inputs)
     seen = {}
@@ -33,29 +35,53 @@ def check_outputs(outputs, inputs=()):
             raise InputError(f"{out}: given as two outputs ({seen[os.path.realpath(out)]})")
         seen[os.path.realpath(out)] = out
     for out in outputs:
-        _check_writable(out, os.path.dirname(output_target(out)))
+        target = output_target(out)
+        _check_writable(out, os.path.dirname(target), target)
 
 
 def check_output_directory(path):
     """check_outputs of an output folder: InputError unless ``path`` is a directory, or can
     be created as one, that can be written."""
+    if not os.fspath(path):
+        raise InputError("'': an empty name, expected an output folder")
     real = os.path.realpath(path)
     if os.path.exists(real) and not os.path.isdir(real):
         raise InputError(f"{path}: not a directory (expected an output folder)")
     _check_writable(path, real)
 
 
-def _check_writable(name, directory):
+def _temporary_prefix(target):
+    """The start of the temporary file's name that atomic_output writes ``target`` under."""
+    return f".{os.path.basename(target)}.{os.getpid()}."
+
+
+def _check_writable(name, directory, target=None):
     """InputError naming ``name`` unless ``directory``, or the folder it would be created
-    in, is a directory that a file can be created in (probed: permissions, read-only
-    file systems)."""
+    in, is a directory that a file can be created in (probed with the temporary file that
+    atomic_output writes ``target`` under first: permissions, read-only file systems, names
+    too long), and the folders to create have names the file system takes."""
+    missing = []
     while not os.path.isdir(directory):
         if os.path.exists(directory):
             raise InputError(f"{name}: cannot create it, {directory} is not a directory")
+        missing.append(os.path.basename(directory))
         directory = os.path.dirname(directory)
+    longest = os.pathconf(directory, "PC_NAME_MAX")
+    for folder in missing:
+        if len(os.fsencode(folder)) > longest:
+            raise InputError(f"{name}: cannot create a folder of a name longer than the "
+                             f"{longest} bytes the file system takes")
+    prefix = _temporary_prefix(target) if target else ".xlpe-probe."
     try:
-        fd, probe = tempfile.mkstemp(dir=directory, prefix=".xlpe-probe.")
+        fd, probe = tempfile.mkstemp(dir=directory, prefix=prefix)
     except OSError as err:
+        if err.errno == errno.ENAMETOOLONG and target:
+            base = len(os.fsencode(os.path.basename(target)))
+            # mkstemp adds 8 characters
+            allowed = longest - (len(os.fsencode(prefix)) + 8 - base)
+            raise InputError(f"{name}: a file name of {base} bytes, longer than the {allowed} "
+                             "it may have here (it is written under a longer temporary name "
+                             "first)") from None
         raise InputError(f"{name}: cannot write in {directory} ({err.strerror})") from None
     os.close(fd)
     os.unlink(probe)
@@ -99,11 +125,10 @@ def atomic_output(path, mode="w"):
     """
     real = output_target(path)
     directory, name = os.path.split(real)
-    prefix = f".{name}."
     with created_directories(directory, path):
-        remove_stale_temporaries(directory, prefix)
+        remove_stale_temporaries(directory, f".{name}.")
         try:
-            fd, tmp = tempfile.mkstemp(dir=directory, prefix=f"{prefix}{os.getpid()}.")
+            fd, tmp = tempfile.mkstemp(dir=directory, prefix=_temporary_prefix(real))
         except OSError as err:
             raise InputError(f"{path}: cannot write in {directory} ({err.strerror})") from None
         # mkstemp creates the file private (0600); give it the permissions open() would.

@@ -20,7 +20,9 @@ from ..io import (
     positive_int,
     read_lines,
     run_command,
+    text_lines,
 )
+from .check_raw import fits_aligner
 
 MAX_HELD_OUT = 1000
 HELD_OUT_SHARE = 0.05
@@ -30,24 +32,35 @@ def held_out_size(pairs):
     return max(1, min(MAX_HELD_OUT, int(pairs * HELD_OUT_SHARE)))
 
 
-def split_indices(pairs, splits, seed, size=None):
-    """``{split: sorted line indices}`` for ``train`` and each held-out split."""
+def split_indices(pairs, splits, seed, size=None, usable=None):
+    """``{split: sorted line indices}`` for ``train`` and each held-out split, the held-out
+    ones drawn among the ``usable`` pairs (a list of booleans; default: all). The draw takes
+    them in one random order, skipping the others, so that where none is skipped the splits
+    are the ones drawn from all pairs."""
     size = size or held_out_size(pairs)
     if pairs - size * len(splits) < 1:
         raise InputError(f"{pairs} pairs: too few to hold out {size} for each of "
                          f"{', '.join(splits)} and keep any for training")
     order = list(range(pairs))
     random.Random(seed).shuffle(order)
-    chosen = {split: sorted(order[i * size:(i + 1) * size]) for i, split in enumerate(splits)}
-    chosen["train"] = sorted(order[len(splits) * size:])
+    held = [i for i in order if usable is None or usable[i]][:size * len(splits)]
+    if len(held) < size * len(splits):
+        raise InputError(f"only {len(held)} of the {pairs} pairs can be held out (a word on "
+                         "each side, none longer than the word aligner takes): too few for "
+                         f"{size} in each of {', '.join(splits)}")
+    chosen = {split: sorted(held[i * size:(i + 1) * size]) for i, split in enumerate(splits)}
+    taken = set(held)
+    chosen["train"] = [i for i in range(pairs) if i not in taken]
     return chosen
 
 
 def split_corpus(source, target, out, splits, seed=1, size=None):
     """Write ``out/{train,SPLIT...}.{ext}`` with the extensions of ``source`` and ``target``."""
     pairs = check_same_line_count([source, target])
-    chosen = split_indices(pairs, splits, seed, size)
-    for path in (source, target):
+    with text_lines(source) as source_lines, text_lines(target) as target_lines:
+        usable = [fits_aligner(s) and fits_aligner(t) for s, t in zip(source_lines, target_lines)]
+    chosen = split_indices(pairs, splits, seed, size, usable)
+    for path in (source, target):  # one side in memory at a time
         lines = read_lines(path)
         extension = os.path.splitext(path)[1]
         for split, indices in chosen.items():

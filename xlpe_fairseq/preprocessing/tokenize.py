@@ -6,17 +6,22 @@ words instead (jieba, MeCab; see ``word_segmentation``), since the Moses rules o
 at spaces and punctuation. ``escape=False`` keeps ``&``, ``<``, quotes etc. as they are, since
 fairseq needs no XML escaping. ``--no-tokenize`` is for a side that is already tokenized
 (e.g. the Hebrew of the Bible corpus): it only normalizes whitespace and applies
-``--lowercase``.
+``--lowercase``. A regional code takes its language's rules (``zh-CN`` is segmented, ``pt-BR``
+gets Portuguese's); a language without rules of its own in Moses (e.g. ``tr``, ``he``) is
+tokenized by the general rules with English's non-breaking prefixes, which the command says.
 """
 import argparse
 import functools
+import sys
 
+from ..evaluation.detokenize import base_language
 from ..help_format import HelpFormatter
 from ..io import (
     add_parallel_arguments,
     atomic_output,
     check_outputs,
     count_lines,
+    language_code,
     parallel_imap,
     read_chunks,
     require_files,
@@ -34,12 +39,22 @@ def _moses_tokenizer(lang):
 
 def tokenize_line(line, lang, lowercase=False, tokenize=True):
     """One tokenized line, tokens separated by single spaces."""
-    if tokenize and lang in SEGMENTED_LANGUAGES:
-        line = segment_line(line, lang)
+    rules = base_language(lang)
+    if tokenize and rules in SEGMENTED_LANGUAGES:
+        line = segment_line(line, rules)
     elif tokenize:
-        line = _moses_tokenizer(lang).tokenize(line, escape=False, return_str=True)
+        line = _moses_tokenizer(rules).tokenize(line, escape=False, return_str=True)
     line = " ".join(line.split())
     return line.lower() if lowercase else line
+
+
+def has_rules(lang):
+    """Whether ``lang`` has rules of its own: a segmenter, or Moses's non-breaking prefixes
+    (without them Moses takes English's)."""
+    from sacremoses.corpus import NonbreakingPrefixes
+
+    rules = base_language(lang)
+    return rules in SEGMENTED_LANGUAGES or rules in NonbreakingPrefixes().available_langs
 
 
 def _tokenize_chunk(chunk, lang, lowercase, tokenize):
@@ -61,8 +76,9 @@ def tokenize_file(input_path, output_path, lang, lowercase=False, tokenize=True,
 def build_parser():
     parser = argparse.ArgumentParser(prog="xlpe-tokenize", description=__doc__.splitlines()[0],
                                      formatter_class=HelpFormatter)
-    parser.add_argument("--lang", required=True, help="language code for the Moses rules, e.g. en; zh and ja "
-                        "are word-segmented (jieba, MeCab) instead")
+    parser.add_argument("--lang", required=True, type=language_code,
+                        help="language code for the Moses rules, e.g. en; zh and ja are "
+                        "word-segmented (jieba, MeCab) instead")
     parser.add_argument("--input", required=True, help="raw text, one sentence a line")
     parser.add_argument("--output", required=True, help="tokenized text to write")
     parser.add_argument("--lowercase", action="store_true", help="lowercase the output")
@@ -74,6 +90,9 @@ def build_parser():
 
 def main(argv=None):
     args = build_parser().parse_args(argv)
+    if args.tokenize and not has_rules(args.lang):
+        print(f"xlpe-tokenize: warning: Moses has no rules for '{args.lang}': the general "
+              "rules apply, with English's non-breaking prefixes (Mr., e.g.)", file=sys.stderr)
     run_command(
         lambda: tokenize_file(args.input, args.output, args.lang, args.lowercase, args.tokenize,
                               args.workers, args.chunk_size),

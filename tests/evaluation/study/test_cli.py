@@ -284,6 +284,34 @@ def test_position_set_mistakes_are_refused_before_training(corpus, position_sets
     assert not (tmp_path / "b" / "runs").exists(), "nothing may be trained before the check"
 
 
+def test_updates_0_is_a_usage_error_before_any_work(corpus, tmp_path):
+    """it started a training that failed, and the work folder then refused other settings"""
+    args = study_args(corpus, tmp_path / "work")
+    args[args.index("--updates") + 1] = "0"
+    result = xlpe_study(*args)
+    assert result.returncode == 2 and "argument --updates: expected a whole number from 1" in \
+        result.stderr.splitlines()[-1], result.stderr
+    assert not (tmp_path / "work").exists()
+
+
+def test_a_reference_of_another_length_than_the_split_is_refused_before_training(corpus,
+                                                                                tmp_path):
+    """found after the training, and blamed on generate.out"""
+    reference = tmp_path / "test.yy"
+    reference.write_text("".join((corpus.raw / "test.yy").read_text().splitlines(True)[:-1]))
+    args = study_args(corpus, tmp_path / "work")
+    args[args.index("--reference") + 1] = str(reference)
+    result = xlpe_study(*args)
+    assert result.returncode == 1 and result.stderr == (
+        f"xlpe-study: error: {reference}: 15 lines, but the test split of {corpus.data_bin} "
+        "has 16 sentences: give the reference of that split\n"), result.stderr
+    other = xlpe_study(*study_args(corpus, tmp_path / "work", "--gen-subset", "bogus"))
+    assert other.returncode == 1 and other.stderr == (
+        f"xlpe-study: error: {corpus.data_bin}: no bogus split (bogus.xx-yy.xx.idx); "
+        "--gen-subset names the split to decode\n"), other.stderr
+    assert not (tmp_path / "work").exists()
+
+
 def test_train_args_validation_interval_replaces_the_profiles(corpus, tmp_path):
     """One interval per command: the profile's unless --train-args names its own."""
     def intervals(train_args):

@@ -46,6 +46,9 @@ def run_study(args):
     check_utf8([args.gold, args.source_bpe, args.target_bpe] if args.gold else [])
     for data_bin in filter(None, (args.data_bin, args.xlpe_data_bin, *study.positions.values())):
         check_dictionaries(data_bin)
+    for data_bin in sorted({study.data_bin(model, name) for model in args.models
+                            for _, name in study.evaluations(model)}):
+        study.check_test_split(data_bin, args.reference, len(references))
     study.check_settings()
     if args.tokenized_reference:
         references = detokenize(references, args.target_lang)

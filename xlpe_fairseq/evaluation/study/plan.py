@@ -10,7 +10,7 @@ import shlex
 import sys
 from pathlib import Path
 
-from ...io import InputError, atomic_output
+from ...io import InputError, atomic_output, count_lines
 from ..compare import USER_DIR
 from .profiles import PROFILES, learns_order, model_flags, profile_settings
 
@@ -39,6 +39,25 @@ def recipe_file(args, name):
 def trained_row(label):
     """The row whose checkpoints a label decodes: ``MODEL`` of ``MODEL [test: SET]``."""
     return label.partition(" [test: ")[0]
+
+
+def split_sentences(data_bin, split, source_lang, target_lang):
+    """The sentences of a split of a fairseq data-bin, from its source side's index under
+    either direction's name (as fairseq looks it up); None where the split is missing."""
+    from fairseq.data import indexed_dataset
+
+    for pair in (f"{source_lang}-{target_lang}", f"{target_lang}-{source_lang}"):
+        prefix = os.path.join(data_bin, f"{split}.{pair}.{source_lang}")
+        impl = indexed_dataset.infer_dataset_impl(prefix)
+        if impl == "raw":
+            return count_lines(prefix)
+        if impl is not None:
+            try:
+                return len(indexed_dataset.make_dataset(prefix, impl))
+            except Exception:  # fairseq's readers fail on a damaged index in many ways
+                raise InputError(f"{prefix}.idx: not a fairseq index (truncated or "
+                                 "damaged)") from None
+    return None
 
 
 class Study:
@@ -106,6 +125,21 @@ class Study:
         if test_positions and test_positions == self.nbest_set:
             return ["--preorderer", self.preorderer, "--preorderer-nbest", str(self.nbest)]
         return []
+
+    def check_test_split(self, data_bin, reference, lines):
+        """InputError unless ``data_bin`` holds the split to decode with a sentence for each of
+        the ``lines`` of the ``reference``: a mismatch is found now, not after the training."""
+        args = self.args
+        sentences = split_sentences(data_bin, args.gen_subset, args.source_lang,
+                                    args.target_lang)
+        if sentences is None:
+            raise InputError(f"{data_bin}: no {args.gen_subset} split "
+                             f"({args.gen_subset}.{args.source_lang}-{args.target_lang}."
+                             f"{args.source_lang}.idx); --gen-subset names the split to decode")
+        if sentences != lines:
+            raise InputError(f"{reference}: {lines} lines, but the {args.gen_subset} split of "
+                             f"{data_bin} has {sentences} sentences: give the reference of "
+                             "that split")
 
     def run_dir(self, model, seed):
         return self.work / "runs" / model / f"seed{seed}"

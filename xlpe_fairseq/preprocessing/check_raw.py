@@ -1,0 +1,62 @@
+"""The raw valid and test text of a corpus, checked before a recipe's first step.
+
+Every valid and test pair is aligned (its oracle order scores the preorderer), and the word
+aligner refuses an empty sentence and one longer than it handles. It would find one only
+after tokenization and BPE, in a file of its own that joins the splits
+(``OUT/bpe/all.en line 67``): checked here, the message names the user's file and line.
+Train needs no such check: its empty and long pairs are filtered out (``--max-len``).
+
+    python -m xlpe_fairseq.preprocessing.check_raw RAW/valid.fr RAW/valid.en ...
+"""
+import re
+import sys
+
+from ..io import InputError, check_length, require_files, run_command, text_lines
+from .word_alignment import MAX_TOKENS
+
+MAX_ALIGNED = MAX_TOKENS["eflomal"]
+
+# what tokenization leaves of a line: no whitespace, and none of the control characters the
+# Moses rules delete
+_NOT_A_WORD = re.compile(r"[\s\x00-\x1f]*")
+
+
+def has_word(text):
+    """Whether ``text`` keeps a token after tokenization."""
+    return not _NOT_A_WORD.fullmatch(text)
+
+
+def word_count(line):
+    """The words of ``line`` that tokenization keeps; tokenization and BPE split them further,
+    never join them."""
+    return sum(map(has_word, line.split()))
+
+
+def fits_aligner(line):
+    """Whether the word aligner takes ``line`` once tokenized: a word, and no more words than
+    it handles."""
+    return has_word(line) and (len(line.split()) <= MAX_ALIGNED
+                               or word_count(line) <= MAX_ALIGNED)
+
+
+def check_raw(paths):
+    """InputError naming the first line of ``paths`` (raw valid/test text, under the line
+    rule) that has no word or more words than the aligner takes."""
+    require_files(paths)
+    for path in paths:
+        with text_lines(path) as lines:
+            for lineno, line in enumerate(lines, start=1):
+                if not has_word(line):
+                    raise InputError(
+                        f"{path} line {lineno}: empty line (a valid or test pair needs a word "
+                        "on each side, for the word aligner); remove the pair from both sides")
+                check_length(path, lineno, word_count(line), MAX_ALIGNED, "eflomal")
+
+
+def main(argv=None):
+    paths = sys.argv[1:] if argv is None else argv
+    run_command(lambda: check_raw(paths), "prepare_corpus")
+
+
+if __name__ == "__main__":
+    main()
