@@ -369,6 +369,7 @@ prepare_corpus() {
         done
     done
     python -m xlpe_fairseq.preprocessing.check_raw "${checked[@]}"
+    local after_bpe=(--bpe) k=0
     mkdir -p "$out/tok" "$out/bpe" "$out/data-bin/text"
     printf 'SRC=%s\nTGT=%s\nLOWERCASE=%s\nRAW=%q\n' "$src" "$tgt" "$LOWERCASE" \
         "$(cd "$raw" && pwd)" >"$out/recipe.env"
@@ -381,6 +382,13 @@ prepare_corpus() {
     clean_train "$out" "$src" "$tgt"
     preorderer_defaults "$(wc -l <"$out/tok/train.$src")"
     bpe_splits "$out/tok" "$out/bpe" "$src" "$tgt" "${PIPELINE_SPLITS[@]}"
+    # BPE can split a line that fitted into more pieces than the aligner takes
+    for split in valid test; do
+        for lang in "$src" "$tgt"; do
+            after_bpe+=("$out/bpe/$split.$lang" "${checked[k++]}")
+        done
+    done
+    python -m xlpe_fairseq.preprocessing.check_raw "${after_bpe[@]}"
     align_all "$out" "$src" "$tgt"
     reorder dpe train "$out" "$src" "$tgt"
     reorder dpe valid "$out" "$src" "$tgt"

@@ -3,7 +3,7 @@ sentence is named by the user's file and line, not by the aligner's joined file.
 import pytest
 
 from xlpe_fairseq.io import InputError
-from xlpe_fairseq.preprocessing.check_raw import check_raw, fits_aligner, has_word
+from xlpe_fairseq.preprocessing.check_raw import check_bpe, check_raw, fits_aligner, has_word
 
 
 @pytest.mark.parametrize("line, word", [
@@ -38,3 +38,16 @@ def test_a_line_the_aligner_refuses_is_named_in_the_raw_file(tmp_path, text, mes
 def test_good_text_passes(tmp_path):
     (tmp_path / "test.en").write_text("\ufeffa b\r\nc\n")
     check_raw([str(tmp_path / "test.en")])
+
+
+def test_a_line_bpe_splits_past_the_aligner_is_named_in_the_raw_file(tmp_path):
+    """600 words fit; their 1,200 BPE pieces do not: the raw file's line is named."""
+    raw, bpe = tmp_path / "valid.en", tmp_path / "bpe.valid.en"
+    raw.write_text("a b\n" + "word " * 600 + "\n")
+    bpe.write_text("a b\n" + "wo@@ rd " * 600 + "\n")
+    check_raw([str(raw)])
+    with pytest.raises(InputError) as caught:
+        check_bpe([(str(bpe), str(raw))])
+    assert str(caught.value) == (f"{raw} line 2: 1200 tokens after tokenization and BPE, more "
+                                 "than the 1023 that eflomal handles; split or leave out the pair")
+    check_bpe([(str(raw), str(raw))])

@@ -107,3 +107,18 @@ def test_prepare_corpus_refuses_bad_input_in_one_line(tmp_path, files, args, sta
     assert result.stderr.count("error") <= 1, result.stderr
     assert not (tmp_path / "out" / "data-bin").exists()
     assert not (tmp_path / "out" / "tok").exists()
+
+
+def test_a_test_line_bpe_splits_past_the_aligner_names_the_raw_line(tmp_path):
+    """Found only once BPE has run (the raw line fits), before the aligner reads it."""
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    files = {"train.fr": "ab cd\n" * 30, "train.en": "ab cd\n" * 30, "valid.fr": "ab\n",
+             "valid.en": "ab\n", "test.fr": "ab\n" + "xyzw " * 400 + "\n", "test.en": "ab\nab\n"}
+    for name, text in files.items():
+        (raw / name).write_text(text)
+    result = prepare(raw, tmp_path / "out", "--src", "fr", "--tgt", "en", "--merges", "2")
+    assert result.returncode == 1, result.stderr
+    assert (f"{raw}/test.fr line 2: 1600 tokens after tokenization and BPE, more than the 1023 "
+            "that eflomal handles") in result.stderr, result.stderr[-2000:]
+    assert "all.fr" not in result.stderr and not (tmp_path / "out" / "bpe" / "test.align").exists()

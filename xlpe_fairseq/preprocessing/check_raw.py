@@ -5,8 +5,11 @@ aligner refuses an empty sentence and one longer than it handles. It would find 
 after tokenization and BPE, in a file of its own that joins the splits
 (``OUT/bpe/all.en line 67``): checked here, the message names the user's file and line.
 Train needs no such check: its empty and long pairs are filtered out (``--max-len``).
+BPE may split a line that fits into more pieces than the aligner takes: ``--bpe`` checks the
+BPE text line by line and names the raw line it came from (valid and test keep their lines).
 
     python -m xlpe_fairseq.preprocessing.check_raw RAW/valid.fr RAW/valid.en ...
+    python -m xlpe_fairseq.preprocessing.check_raw --bpe OUT/bpe/valid.fr RAW/valid.fr ...
 """
 import re
 import sys
@@ -53,9 +56,27 @@ def check_raw(paths):
                 check_length(path, lineno, word_count(line), MAX_ALIGNED, "eflomal")
 
 
+def check_bpe(pairs):
+    """InputError naming the raw line of the first BPE line, of ``(bpe, raw)`` path pairs,
+    with more pieces than the aligner takes."""
+    for bpe, raw in pairs:
+        with text_lines(bpe) as lines:
+            for lineno, line in enumerate(lines, start=1):
+                pieces = len(line.split())
+                if pieces > MAX_ALIGNED:
+                    raise InputError(
+                        f"{raw} line {lineno}: {pieces} tokens after tokenization and BPE, more "
+                        f"than the {MAX_ALIGNED} that eflomal handles; split or leave out the "
+                        "pair")
+
+
 def main(argv=None):
-    paths = sys.argv[1:] if argv is None else argv
-    run_command(lambda: check_raw(paths), "prepare_corpus")
+    args = sys.argv[1:] if argv is None else argv
+    if args[:1] == ["--bpe"]:
+        pairs = list(zip(args[1::2], args[2::2]))
+        run_command(lambda: check_bpe(pairs), "prepare_corpus")
+    else:
+        run_command(lambda: check_raw(args), "prepare_corpus")
 
 
 if __name__ == "__main__":
