@@ -99,15 +99,17 @@ def test_command_line_errors(tmp_path):
     assert missing.stderr.strip().splitlines()[-1].startswith("xlpe-translate: error: give")
 
 
-def test_nbest_defaults_are_the_tasks():
-    """xlpe-translate does not import fairseq to parse its options, so it repeats the task's
-    --preorderer-nbest defaults: they must stay the task's."""
+def test_nbest_defaults_choose_among_4_with_the_tasks_weight():
+    """xlpe-translate chooses among the preorderer's 4 best reorderings, as evaluate.sh does
+    (fairseq's own commands keep one decode); it does not import fairseq to parse its options,
+    so it repeats the task's weight, which must stay the task's."""
     from xlpe_fairseq.tasks.translation_reorder import TranslationReorderConfig
 
     args = build_parser().parse_args(["--checkpoint", "c.pt"])
     task = TranslationReorderConfig()
     assert (args.preorderer_nbest, args.preorderer_nbest_weight) == \
-        (task.preorderer_nbest, task.preorderer_nbest_weight)
+        (4, task.preorderer_nbest_weight)
+    assert task.preorderer_nbest == 1
 
 
 def test_input_file_follows_the_line_rule_of_every_command(tmp_path, monkeypatch, capsys):
