@@ -51,3 +51,28 @@ def test_a_worker_that_dies_is_an_error_not_a_hang():
             list(parallel_imap(_die, iter([[1], [2], [3]]), 2))
     finally:
         signal.alarm(0)
+
+
+def _deaf_to_sigterm(chunk):
+    """A worker that never acts on SIGTERM, as one blocked in C on a lock it inherited."""
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    time.sleep(60)
+    return chunk
+
+
+def test_a_worker_deaf_to_sigterm_is_killed_when_the_command_stops():
+    signal.alarm(60)  # a hang fails the test instead of the whole run
+    try:
+        def chunks():
+            yield [0]
+            yield [1]
+            time.sleep(1)  # both workers ignore SIGTERM by now
+            raise KeyboardInterrupt
+
+        started = time.monotonic()
+        with pytest.raises(KeyboardInterrupt):
+            list(parallel_imap(_deaf_to_sigterm, chunks(), 2))
+        assert time.monotonic() - started < 30, "the pool waited for its deaf workers"
+        assert child_processes() == [], "workers still running after the pool stopped"
+    finally:
+        signal.alarm(0)

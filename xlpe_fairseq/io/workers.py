@@ -5,6 +5,7 @@ import multiprocessing
 import os
 import signal
 import sys
+import time
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 
@@ -56,8 +57,16 @@ def parallel_imap(func, chunks, workers, total=None, desc="", unit="lines", size
                 # its wake-up pipe while Python 3.11's exit hook may write to it, which
                 # prints an OSError traceback after a SIGTERM (a shutdown without waiting
                 # drops the thread, so a later one cannot join it)
-                for process in set(multiprocessing.active_children()) - before:
+                started = set(multiprocessing.active_children()) - before
+                for process in started:
                     process.terminate()
+                # a worker blocked in C (on a lock held when it was forked) never runs the
+                # handler SIGTERM calls, and shutdown would wait for it forever: SIGKILL
+                deadline = time.monotonic() + 3
+                for process in started:
+                    process.join(timeout=max(0.0, deadline - time.monotonic()))
+                    if process.is_alive():
+                        process.kill()
                 executor.shutdown(wait=True, cancel_futures=True)
             raise
         executor.shutdown()
