@@ -360,16 +360,17 @@ prepare_corpus() {
         same_line_count "$raw/$split.$src" "$raw/$split.$tgt"
     done
     # valid and test pairs, which the word aligner reads, before any work (it would name its
-    # own file, OUT/bpe/all.SRC); a linked file by the name of the file it links to, the user's
-    local checked=()
+    # own file, OUT/bpe/all.SRC); a linked file by the name of the file it links to, the user's.
+    # after_bpe: each one's BPE text beside it, checked once BPE has run
+    local checked=() after_bpe=(--bpe)
     for split in valid test; do
         for lang in "$src" "$tgt"; do
             checked+=("$raw/$split.$lang")
             [[ ! -L ${checked[-1]} ]] || checked[-1]=$(readlink -f "${checked[-1]}")
+            after_bpe+=("$out/bpe/$split.$lang" "${checked[-1]}")
         done
     done
     python -m xlpe_fairseq.preprocessing.check_raw "${checked[@]}"
-    local after_bpe=(--bpe) k=0
     mkdir -p "$out/tok" "$out/bpe" "$out/data-bin/text"
     printf 'SRC=%s\nTGT=%s\nLOWERCASE=%s\nRAW=%q\n' "$src" "$tgt" "$LOWERCASE" \
         "$(cd "$raw" && pwd)" >"$out/recipe.env"
@@ -383,11 +384,6 @@ prepare_corpus() {
     preorderer_defaults "$(wc -l <"$out/tok/train.$src")"
     bpe_splits "$out/tok" "$out/bpe" "$src" "$tgt" "${PIPELINE_SPLITS[@]}"
     # BPE can split a line that fitted into more pieces than the aligner takes
-    for split in valid test; do
-        for lang in "$src" "$tgt"; do
-            after_bpe+=("$out/bpe/$split.$lang" "${checked[k++]}")
-        done
-    done
     python -m xlpe_fairseq.preprocessing.check_raw "${after_bpe[@]}"
     align_all "$out" "$src" "$tgt"
     reorder dpe train "$out" "$src" "$tgt"
