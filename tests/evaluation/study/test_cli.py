@@ -407,3 +407,46 @@ def test_the_gpu_lease_of_the_inxl_study_runs_on_the_cpu(corpus, position_sets):
     command = (work / "runs" / "xlpe-inxl-xavier" / "seed1" / "command.txt").read_text()
     assert "--xlpe-init xavier" in command, "the variant must train with the previous init"
     assert set(report["input_diagnostics"]) == {"xlpe-inxl-xavier"}, report["input_diagnostics"]
+
+
+def test_best_checkpoint_is_saved_at_every_validation(corpus, tmp_path):
+    """fairseq updates checkpoint_best.pt only when it saves; with --checkpoint best the study
+    saves at every validation, or "best" would be whatever was saved last."""
+    def command(*extra, train_args=TINY):
+        args = build_parser().parse_args(study_args(corpus, tmp_path / "work", *extra))
+        args.train_args = train_args
+        return Study(args).train_command("transformer", 1)
+
+    interval = str(PROFILES["cpu-demo"]["validate_every"])
+    best = command("--checkpoint", "best")
+    assert best[best.index("--save-interval-updates") + 1] == interval, best
+    assert best[best.index("--keep-interval-updates") + 1] == "1", best
+    asked = command("--checkpoint", "best",
+                    train_args="--validate-interval-updates=3 --keep-interval-updates 2")
+    assert asked[asked.index("--save-interval-updates") + 1] == "3", \
+        "the save interval must follow the validation interval --train-args asked for"
+    assert asked.count("--keep-interval-updates") == 1, asked
+    assert "--save-interval-updates" not in command(), "--checkpoint last needs no extra saves"
+
+
+def test_best_checkpoint_holds_the_lowest_validation_of_the_run(corpus, tmp_path):
+    """End to end, with epoch-end saves off as lease.sh has them: the run's checkpoint_best.pt
+    is the one with the lowest validation loss of its log, and every validation was saved."""
+    work = tmp_path / "work"
+    args = study_args(corpus, work, "--checkpoint", "best")
+    args[args.index("--models") + 1:args.index("--seeds")] = ["transformer"]
+    args[args.index("--seeds") + 1:args.index("--updates")] = ["1"]
+    args[args.index("--train-args") + 1] = (TINY + " --validate-interval-updates 2"
+                                               " --save-interval 1000 --validate-interval 1000")
+    result = xlpe_study(*args)
+    assert result.returncode == 0, result.stderr[-3000:]
+    run = work / "runs" / "transformer" / "seed1"
+    log = (run / "train.log").read_text()
+    losses = [float(loss) for loss in re.findall(r"valid on 'valid' subset \| loss ([\d.]+)", log)]
+    assert len(losses) >= 3, log[-2000:]
+    assert log.count("Saved checkpoint") >= len(losses), "every validation must be saved"
+    import torch
+    best = torch.load(run / "checkpoints" / "checkpoint_best.pt", map_location="cpu",
+                      weights_only=False)
+    assert abs(best["extra_state"]["val_loss"] - min(losses)) < 1e-3, (best["extra_state"],
+                                                                       losses)

@@ -136,7 +136,9 @@ def build_parser():
                         help="runs trained at once (default: 1; on a CPU set OMP_NUM_THREADS to "
                         "cores / jobs)")
     parser.add_argument("--checkpoint", choices=["last", "best"], default="last",
-                        help="checkpoint each run is evaluated with (default: last)")
+                        help="checkpoint each run is evaluated with: last, or best (lowest valid "
+                        "loss; every validation then saves a checkpoint, as fairseq updates "
+                        "checkpoint_best.pt only when it saves) (default: last)")
     parser.add_argument("--gen-subset", default="test")
     parser.add_argument("--generate-args", type=shell_words, default="--beam 5 --batch-size 100",
                         help="fairseq-generate options, one string (default: %(default)s)")

@@ -36,6 +36,18 @@ def recipe_file(args, name):
     return path if os.path.isfile(path) else None
 
 
+def option_value(options, name):
+    """The value of the last ``name VALUE`` or ``name=VALUE`` in a list of command-line words,
+    None when absent."""
+    value = None
+    for k, option in enumerate(options):
+        if option == name and k + 1 < len(options):
+            value = options[k + 1]
+        elif option.startswith(name + "="):
+            value = option.partition("=")[2]
+    return value
+
+
 def trained_row(label):
     """The row whose checkpoints a label decodes: ``MODEL`` of ``MODEL [test: SET]``."""
     return label.partition(" [test: ")[0]
@@ -150,10 +162,15 @@ class Study:
         base, _, options = self.definition(model)
         train_args = shlex.split(args.train_args)
         # the profile's validation interval is a default: --train-args may set its own
-        asked = any(option.split("=")[0] == "--validate-interval-updates"
-                    for option in train_args)
-        validate = ([] if asked else
+        interval = option_value(train_args, "--validate-interval-updates")
+        validate = ([] if interval else
                     ["--validate-interval-updates", str(self.profile["validate_every"])])
+        # fairseq updates checkpoint_best.pt only when it saves, and it saves at epoch ends and
+        # --save-interval-updates: without a save at each validation "best" can be the last
+        if args.checkpoint == "best" and not option_value(train_args, "--save-interval-updates"):
+            validate += ["--save-interval-updates", interval or str(self.profile["validate_every"])]
+            if not option_value(train_args, "--keep-interval-updates"):
+                validate += ["--keep-interval-updates", "1"]
         return [
             sys.executable, "-m", "fairseq_cli.train", str(self.data_bin(model)),
             "--user-dir", USER_DIR, "--task", "translation_reorder",
