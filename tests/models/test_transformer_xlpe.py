@@ -277,6 +277,17 @@ def test_xavier_init_restores_random_u_and_v():
     assert args.xlpe_init == "identity", "the presets default to the identity init"
 
 
+def test_uv_lr_scale_reaches_pe_in_and_keeps_the_identity_start():
+    model, task = build_model(ARCH, xlpe_mode="inxl", xlpe_uv_lr_scale=0.25)
+    pe_in = model.encoder.pe_in
+    assert pe_in.lr_scale == 0.25, "--xlpe-uv-lr-scale must reach InXL's U and V"
+    assert torch.allclose(pe_in.u.weight * 0.25, torch.eye(pe_in.u.weight.size(0))), \
+        "U is stored divided by the scale, so that U = I at the start"
+    args = Namespace()
+    transformer_xlpe_iwslt_de_en(args)
+    assert args.xlpe_uv_lr_scale == 1.0, "the presets step U and V like every other weight"
+
+
 def test_unknown_init_is_refused():
     with pytest.raises(Exception, match="--xlpe-init"):
         build_model(ARCH, xlpe_mode="inxl", xlpe_init="orthogonal")

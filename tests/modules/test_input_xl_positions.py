@@ -1,8 +1,11 @@
-"""InXL's input position (Eq. 7): the statistics the criterion logs, on a hand-made batch."""
+"""InXL's input position (Eq. 7): the statistics the criterion logs, on a hand-made batch, and
+the slower steps of --xlpe-uv-lr-scale."""
+import fairseq  # noqa: F401  (first: the plugin registers its models when fairseq loads)
 import pytest
 import torch
 
-from xlpe_fairseq.modules.input_xl_positions import input_statistics
+from xlpe_fairseq.modules.input_xl_positions import InputXLPositions, input_statistics
+from xlpe_fairseq.io import OptionError
 
 
 def test_input_statistics_on_a_hand_made_batch():
@@ -15,3 +18,39 @@ def test_input_statistics_on_a_hand_made_batch():
     assert in_norm == pytest.approx(expected_in, rel=1e-6)
     assert embed_norm == pytest.approx(5.0 + 1.0 + 10.0), "padding must not count"
     assert (saturated, tokens, units) == (2, 3, 6), "|3| and |-2.5| are over 2; 9s are padding"
+
+
+def effective_u_after_adam_steps(lr_scale, steps=5, width=8):
+    """``U`` as Eq. 7 sees it after ``steps`` Adam updates on a fixed loss."""
+    torch.manual_seed(0)
+    pe_abs, pe_xl = torch.randn(3, width), torch.randn(3, width)
+    target = torch.randn(3, width)
+    module = InputXLPositions(width, "identity", lr_scale)
+    optimizer = torch.optim.Adam(module.parameters(), lr=1e-2)
+    for _ in range(steps):
+        optimizer.zero_grad()
+        ((module(pe_abs, pe_xl) - target) ** 2).sum().backward()
+        optimizer.step()
+    return module.u.weight.detach() * lr_scale, module
+
+
+def test_lr_scale_starts_at_the_same_input_and_slows_adam_steps_on_u_and_v():
+    moved_full, _ = effective_u_after_adam_steps(1.0)
+    moved_quarter, module = effective_u_after_adam_steps(0.25)
+    pe = torch.randn(2, 8)
+    fresh = InputXLPositions(8, "identity", 0.25)
+    assert torch.allclose(fresh(pe, torch.randn(2, 8)), torch.tanh(pe), atol=1e-6), \
+        "a scaled PE_IN must start where the unscaled one does, tanh(PE_abs)"
+    full_step = float((moved_full - torch.eye(8)).abs().max())
+    quarter_step = float((moved_quarter - torch.eye(8)).abs().max())
+    assert quarter_step == pytest.approx(full_step / 4, rel=0.05), \
+        f"U moved {quarter_step:.4f} with --xlpe-uv-lr-scale 0.25 against {full_step:.4f}"
+    pre = module.pre_activation(pe, torch.zeros(2, 8))
+    assert torch.allclose(pre, pe @ moved_quarter.T, atol=1e-5), \
+        "the pre-activation must use the stored weight times the scale"
+
+
+@pytest.mark.parametrize("lr_scale", [0.0, -0.5, 1.5])
+def test_lr_scale_outside_0_1_is_refused(lr_scale):
+    with pytest.raises(OptionError, match="--xlpe-uv-lr-scale"):
+        InputXLPositions(8, "identity", lr_scale)

@@ -227,7 +227,7 @@ class XLPEEncoder(TransformerEncoder):
         super().__init__(args, dictionary, embed_tokens)
         embed_dim = embed_tokens.embedding_dim
         self.xl_positions = SinusoidalPositionsAt(embed_dim, self.padding_idx)
-        self.pe_in = (InputXLPositions(embed_dim, args.xlpe_init)
+        self.pe_in = (InputXLPositions(embed_dim, args.xlpe_init, args.xlpe_uv_lr_scale)
                       if self.mode != "headxl" else None)
 
     def build_encoder_layer(self, args):
@@ -358,6 +358,11 @@ class TransformerXLPEModel(TransformerModel):
                             "tanh(PE_abs), the Transformer's input; default) or xavier (both "
                             "random, this project's choice before; at 512 wide and 6+6 layers "
                             "it learned slower than the Transformer)")
+        parser.add_argument("--xlpe-uv-lr-scale", type=float, metavar="S",
+                            help="U and V (Eq. 7) take Adam steps S times as large as the "
+                            "other weights, 0 < S <= 1 (default 1); at 512 wide and the "
+                            "IWSLT preset's lr their tanh input saturated within 500 updates "
+                            "where at 128 wide it did not (docs/models.md)")
         add_self_attention_positions_args(parser)
 
     @classmethod
@@ -403,6 +408,7 @@ def _xlpe_defaults(args, xlpe_heads=4):
     args.xlpe_mode = getattr(args, "xlpe_mode", "combination")
     args.xlpe_heads = getattr(args, "xlpe_heads", xlpe_heads)
     args.xlpe_init = getattr(args, "xlpe_init", "identity")
+    args.xlpe_uv_lr_scale = getattr(args, "xlpe_uv_lr_scale", 1.0)
     self_attention_positions_defaults(args)
 
 

@@ -3,7 +3,7 @@ Eq. 7), and the statistics that show whether it trains."""
 import torch
 from torch import Tensor, nn
 
-from ..plugin_errors import OptionError
+from ..io import OptionError
 
 XLPE_INITS = ("identity", "xavier")
 
@@ -22,10 +22,19 @@ class InputXLPositions(nn.Module):
     ``U`` and ``V`` multiply each token's sinusoid rows, as Eq. 7 writes it. Projecting the
     table once and gathering its rows would save multiply-adds, but the gather's backward
     accumulates with atomics on a GPU, whose order varies between runs.
+
+    ``lr_scale`` (``--xlpe-uv-lr-scale``) slows ``U`` and ``V`` down: they are stored divided
+    by it and multiplied back here, so Adam, whose step on a weight is about the learning rate
+    whatever its gradient's size, moves them ``lr_scale`` times as far a step. A step moves
+    each unit of ``PE_abs U`` by up to the learning rate times the sum over ``d`` inputs, so at
+    a fixed learning rate a wider model's input saturates sooner (docs/models.md).
     """
 
-    def __init__(self, embed_dim: int, init: str = "identity"):
+    def __init__(self, embed_dim: int, init: str = "identity", lr_scale: float = 1.0):
         super().__init__()
+        if not 0 < lr_scale <= 1:
+            raise OptionError(f"--xlpe-uv-lr-scale must be in (0, 1], got {lr_scale}")
+        self.lr_scale = lr_scale
         self.u = nn.Linear(embed_dim, embed_dim, bias=False)
         self.v = nn.Linear(embed_dim, embed_dim, bias=False)
         if init == "identity":
@@ -37,10 +46,14 @@ class InputXLPositions(nn.Module):
             nn.init.xavier_uniform_(self.v.weight)
         else:
             raise OptionError(f"--xlpe-init must be one of {XLPE_INITS}, got {init!r}")
+        with torch.no_grad():
+            self.u.weight.div_(lr_scale)
+            self.v.weight.div_(lr_scale)
 
     def pre_activation(self, pe_abs: Tensor, pe_xl: Tensor) -> Tensor:
         """``PE_abs U + PE_XL V``, ``(B, T, C)``: what the tanh of Eq. 7 reads."""
-        return self.u(pe_abs) + self.v(pe_xl)
+        pre = self.u(pe_abs) + self.v(pe_xl)
+        return pre * self.lr_scale if self.lr_scale != 1 else pre
 
     def forward(self, pe_abs: Tensor, pe_xl: Tensor) -> Tensor:
         """``pe_abs``, ``pe_xl``: ``(B, T, C)`` sinusoids of each token's two positions."""
