@@ -1,0 +1,114 @@
+"""Training and valid NLL of the 512/6+6 CPU runs at every validation, per row (mean of its
+seeds) and against the Transformer, with InXL's input statistics beside them.
+
+    python docs/results/inxl-at-scale/cpu-512/curves.py LOG_DIR OUT_DIR
+
+LOG_DIR holds one fairseq-train log per run, named ROW-sSEED.log (run.sh); OUT_DIR gets
+curves.tsv (every run, every validation), table.md (means over seeds at every validation;
+blank where a row's runs did not reach it) and curves.png.
+"""
+import re
+import statistics
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+from xlpe_fairseq.evaluation.study.logs import TRAIN_LINES, VALID_LINE, log_fields
+
+FIELDS = ("nll_loss", "xlpe_in_norm", "xlpe_saturated", "gnorm")
+
+
+def run_points(log):
+    """{update: {"train_nll", "valid_nll", "xlpe_in_norm", "xlpe_saturated"}} at validations;
+    training values are fairseq's average over the log interval that ends there."""
+    train = {int(f["num_updates"]): f for f in log_fields(log, TRAIN_LINES[0])}
+    points = {}
+    for fields in log_fields(log, VALID_LINE):
+        update = int(fields["num_updates"])
+        if update not in train:
+            continue
+        point = {"train_nll": float(train[update]["nll_loss"]),
+                 "valid_nll": float(fields["nll_loss"])}
+        for name in ("xlpe_in_norm", "xlpe_saturated"):
+            if name in train[update]:
+                point[name] = float(train[update][name])
+        points[update] = point
+    return points
+
+
+def main(log_dir, out_dir):
+    out = Path(out_dir)
+    runs = defaultdict(dict)
+    for log in sorted(Path(log_dir).glob("*.log")):
+        row, seed = re.fullmatch(r"(.+)-s(\d+)", log.stem).groups()
+        runs[row][int(seed)] = run_points(log)
+    with open(out / "curves.tsv", "w", encoding="utf-8") as tsv:
+        tsv.write("row\tseed\tupdate\ttrain_nll\tvalid_nll\txlpe_in_norm\txlpe_saturated\n")
+        for row, seeds in runs.items():
+            for seed, points in sorted(seeds.items()):
+                for update, p in sorted(points.items()):
+                    tsv.write(f"{row}\t{seed}\t{update}\t{p['train_nll']}\t{p['valid_nll']}\t"
+                              f"{p.get('xlpe_in_norm', '')}\t{p.get('xlpe_saturated', '')}\n")
+    rows = ["transformer", *sorted(row for row in runs if row != "transformer")]
+    updates = sorted(set.union(*(set(points) for seeds in runs.values()
+                                 for points in seeds.values())))
+
+    def mean(row, update, measure):
+        """The mean over the row's seeds; None unless every seed reached ``update``."""
+        if any(update not in points for points in runs[row].values()):
+            return None
+        return statistics.mean(points[update][measure] for points in runs[row].values())
+
+    def cell(row, update, measure):
+        value, base = mean(row, update, measure), mean("transformer", update, measure)
+        if value is None:
+            return ""
+        if row == "transformer" or base is None:
+            return f"{value:.2f}"
+        return f"{value:.2f} ({value - base:+.2f})"
+
+    def input_cell(row, update):
+        norm = mean(row, update, "xlpe_in_norm")
+        return "" if norm is None else \
+            f"{norm:.2f} / {100 * mean(row, update, 'xlpe_saturated'):.1f}%"
+
+    inputs = [row for row in rows
+              if all("xlpe_in_norm" in point for points in runs[row].values()
+                     for point in points.values())]
+    seeds = ", ".join(f"{row} {len(runs[row])}" for row in rows)
+    lines = [f"NLL in bits per target token, mean over seeds ({seeds}); in brackets the "
+             "difference to transformer. Training: fairseq's average over the 40 updates "
+             "before the validation. PE_IN: its mean norm / the share of saturated tanh "
+             "units, in the same 40 updates.\n",
+             "| update | " + " | ".join(f"train {row}" for row in rows) + " | "
+             + " | ".join(f"valid {row}" for row in rows) + " | "
+             + " | ".join(f"PE_IN {row}" for row in inputs) + " |",
+             "|---|" + "---|" * (2 * len(rows) + len(inputs))]
+    for update in updates:
+        lines.append(f"| {update} | " + " | ".join(
+            [cell(row, update, "train_nll") for row in rows]
+            + [cell(row, update, "valid_nll") for row in rows]
+            + [input_cell(row, update) for row in inputs]) + " |")
+    (out / "table.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    plot(out / "curves.png", runs)
+
+
+def plot(path, runs):
+    from matplotlib.figure import Figure
+
+    figure = Figure(figsize=(9, 4), dpi=110, layout="constrained")
+    for k, measure in enumerate(("train_nll", "valid_nll")):
+        axes = figure.add_subplot(1, 2, k + 1)
+        for n, (row, seeds) in enumerate(runs.items()):
+            for seed, points in sorted(seeds.items()):
+                updates = sorted(points)
+                axes.plot(updates, [points[u][measure] for u in updates], color=f"C{n}",
+                          marker="o", markersize=3, label=row if seed == min(seeds) else None)
+        axes.set_xlabel("update")
+        axes.set_ylabel(f"{measure.split('_')[0]} NLL (bits)")
+        axes.legend()
+    figure.savefig(path)
+
+
+if __name__ == "__main__":
+    main(*sys.argv[1:])

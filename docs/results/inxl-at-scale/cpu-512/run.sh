@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# InXL (both inits) against the Transformer at the gpu-iwslt profile's size (512/1024, 6+6) on
+# the CPU: the profile's model, lr (5e-4, inverse_sqrt), dropout and label smoothing, with
+# 1,024-token batches and the warm-up cut from 1,000 to 200 updates so that the learning rate
+# peaks inside a budget a CPU can train. One thread a run, JOBS (2) runs at once; each run
+# resumes from its checkpoint_last.pt when called again (fairseq reseeds every update, so a
+# resumed run trains as an unbroken one would).
+#
+#   [ROWS='transformer inxl-identity inxl-xavier'] docs/results/inxl-at-scale/cpu-512/run.sh \
+#       DATA OUT [UPDATES] [SEED...]
+#
+# ROWS: transformer and inxl-INIT[-uvS] (INIT identity or xavier; S: --xlpe-uv-lr-scale).
+# DATA: the data-bin folder of data_prep/prepare-libreoffice.sh en-tr (text/ and xlpe/).
+# OUT gets logs/ROW-sSEED.log (training NLL every 40 updates, validation every 80) and
+# checkpoints/; UPDATES: 1200; SEEDS: 1.
+set -u
+DATA=$1
+OUT=$2
+UPDATES=${3:-1200}
+shift $(( $# < 3 ? $# : 3 ))
+SEEDS=("${@:-1}")
+JOBS=${JOBS:-2}
+mkdir -p "$OUT/logs" "$OUT/checkpoints"
+USER_DIR=$(python3 -c 'import os, xlpe_fairseq; print(os.path.dirname(xlpe_fairseq.__file__))')
+read -r -a SETTINGS < <(python3 -c '
+from xlpe_fairseq.evaluation.study import PROFILES
+print(" ".join(PROFILES["gpu-iwslt"]["settings"]))' | sed 's/(0.9, 0.98)/(0.9,0.98)/')
+INXL=(--arch transformer_xlpe --xlpe-mode inxl)
+
+# run NAME DATA_BIN SEED OPTIONS...
+run() {
+    local name=$1 data_bin=$2 seed=$3
+    shift 3
+    OMP_NUM_THREADS=1 python3 -m fairseq_cli.train "$data_bin" --user-dir "$USER_DIR" \
+        --task translation_reorder --source-lang en --target-lang tr "${SETTINGS[@]}" --cpu \
+        "$@" --seed "$seed" --max-tokens 1024 --warmup-updates 200 --max-update "$UPDATES" \
+        --num-workers 0 --log-interval 40 --validate-interval 1000 \
+        --validate-interval-updates 80 --save-interval 1000 --save-interval-updates 80 \
+        --keep-interval-updates 1 --save-dir "$OUT/checkpoints/$name-s$seed" \
+        >> "$OUT/logs/$name-s$seed.log" 2>&1
+    echo "$name-s$seed: exit $?" >> "$OUT/exits.txt"
+}
+
+for seed in "${SEEDS[@]}"; do
+    for row in ${ROWS:-transformer inxl-identity inxl-xavier}; do
+        while (( $(jobs -rp | wc -l) >= JOBS )); do wait -n; done
+        case $row in
+            transformer) run "$row" "$DATA/text" "$seed" --arch transformer & ;;
+            inxl-*-uv*) init=${row#inxl-}
+                run "$row" "$DATA/xlpe" "$seed" "${INXL[@]}" --xlpe-init "${init%-uv*}" \
+                    --xlpe-uv-lr-scale "${row##*-uv}" & ;;
+            inxl-*) run "$row" "$DATA/xlpe" "$seed" "${INXL[@]}" --xlpe-init "${row#inxl-}" & ;;
+        esac
+    done
+done
+wait
