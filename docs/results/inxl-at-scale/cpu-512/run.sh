@@ -2,9 +2,10 @@
 # InXL (both inits) against the Transformer at the gpu-iwslt profile's size (512/1024, 6+6) on
 # the CPU: the profile's model, lr (5e-4, inverse_sqrt), dropout and label smoothing, with
 # 1,024-token batches and the warm-up cut from 1,000 to 200 updates so that the learning rate
-# peaks inside a budget a CPU can train. One thread a run, JOBS (2) runs at once; each run
-# resumes from its checkpoint_last.pt when called again (fairseq reseeds every update, so a
-# resumed run trains as an unbroken one would).
+# peaks inside a budget a CPU can train. THREADS (1) threads a run, JOBS (2) runs at once;
+# each run resumes from its checkpoint_last.pt when called again (fairseq reseeds every
+# update, so a resumed run trains as an unbroken one would). DATA/xlpe may be a link to
+# another position set (the monotone control: examples/position_sets.sh's monotone).
 #
 #   [ROWS='transformer inxl-identity inxl-xavier'] docs/results/inxl-at-scale/cpu-512/run.sh \
 #       DATA OUT [UPDATES] [SEED...]
@@ -31,7 +32,7 @@ INXL=(--arch transformer_xlpe --xlpe-mode inxl)
 run() {
     local name=$1 data_bin=$2 seed=$3
     shift 3
-    OMP_NUM_THREADS=1 python3 -m fairseq_cli.train "$data_bin" --user-dir "$USER_DIR" \
+    OMP_NUM_THREADS=${THREADS:-1} python3 -m fairseq_cli.train "$data_bin" --user-dir "$USER_DIR" \
         --task translation_reorder --source-lang en --target-lang tr "${SETTINGS[@]}" --cpu \
         "$@" --seed "$seed" --max-tokens 1024 --warmup-updates 200 --max-update "$UPDATES" \
         --num-workers 0 --log-interval 40 --validate-interval 1000 \

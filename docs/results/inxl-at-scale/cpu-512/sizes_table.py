@@ -25,8 +25,9 @@ def main(log_dirs):
         init, width, layers = sized.groups() if sized else (full.group(1), "512", "6")
         logged = {int(f["num_updates"]): f for f in log_fields(log, TRAIN_LINES[0])
                   if "xlpe_saturated" in f}
-        cells = [f"{100 * float(logged[u]['xlpe_saturated']):.1f}% ({float(logged[u]['xlpe_in_norm']):.1f})"
-                 if u in logged else "" for u in COLUMNS]
+        cells = [f"{100 * float(logged[u]['xlpe_saturated']):.1f}% "
+                 f"({float(logged[u]['xlpe_in_norm']):.1f})" if u in logged else ""
+                 for u in COLUMNS]
         rows.append(((int(width), int(layers), init), cells))
     print("| width | layers | init | " + " | ".join(f"update {u}" for u in COLUMNS) + " |")
     print("|---|---|---|" + "---|" * len(COLUMNS))
