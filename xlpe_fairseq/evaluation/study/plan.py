@@ -162,13 +162,13 @@ class Study:
         base, _, options = self.definition(model)
         train_args = shlex.split(args.train_args)
         # the profile's validation interval is a default: --train-args may set its own
-        interval = option_value(train_args, "--validate-interval-updates")
-        validate = ([] if interval else
-                    ["--validate-interval-updates", str(self.profile["validate_every"])])
+        asked = option_value(train_args, "--validate-interval-updates")
+        interval = asked or str(self.profile["validate_every"])
+        validate = [] if asked else ["--validate-interval-updates", interval]
         # fairseq updates checkpoint_best.pt only when it saves, and it saves at epoch ends and
         # --save-interval-updates: without a save at each validation "best" can be the last
         if args.checkpoint == "best" and not option_value(train_args, "--save-interval-updates"):
-            validate += ["--save-interval-updates", interval or str(self.profile["validate_every"])]
+            validate += ["--save-interval-updates", interval]
             if not option_value(train_args, "--keep-interval-updates"):
                 validate += ["--keep-interval-updates", "1"]
         return [
