@@ -21,10 +21,7 @@ DEVICE=${4:---fp16}
 TRAIN_SECONDS=${TRAIN_SECONDS:-100000}
 CHECKPOINTS=${CHECKPOINTS:-$OUT/checkpoints}
 mkdir -p "$OUT" "$CHECKPOINTS"
-USER_DIR=$(python3 -c 'import os, xlpe_fairseq; print(os.path.dirname(xlpe_fairseq.__file__))')
-read -r -a SETTINGS < <(python3 -c '
-from xlpe_fairseq.evaluation.study import PROFILES
-print(" ".join(PROFILES["gpu-iwslt"]["settings"]))' | sed 's/(0.9, 0.98)/(0.9,0.98)/')
+source "$(dirname "$0")/gpu_iwslt.sh"
 WIDE=(--encoder-embed-dim 256 --decoder-embed-dim 256)
 SHALLOW=(--encoder-layers 2 --decoder-layers 2)
 INXL=(--arch transformer_xlpe --xlpe-mode inxl)

@@ -22,10 +22,7 @@ shift $(( $# < 3 ? $# : 3 ))
 SEEDS=("${@:-1}")
 JOBS=${JOBS:-2}
 mkdir -p "$OUT/logs" "$OUT/checkpoints"
-USER_DIR=$(python3 -c 'import os, xlpe_fairseq; print(os.path.dirname(xlpe_fairseq.__file__))')
-read -r -a SETTINGS < <(python3 -c '
-from xlpe_fairseq.evaluation.study import PROFILES
-print(" ".join(PROFILES["gpu-iwslt"]["settings"]))' | sed 's/(0.9, 0.98)/(0.9,0.98)/')
+source "$(dirname "$0")/../gpu_iwslt.sh"
 INXL=(--arch transformer_xlpe --xlpe-mode inxl)
 
 # run NAME DATA_BIN SEED OPTIONS...

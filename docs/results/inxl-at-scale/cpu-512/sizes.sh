@@ -11,10 +11,7 @@ DATA=$1
 OUT=$2
 UPDATES=${3:-400}
 mkdir -p "$OUT/logs" "$OUT/checkpoints"
-USER_DIR=$(python3 -c 'import os, xlpe_fairseq; print(os.path.dirname(xlpe_fairseq.__file__))')
-read -r -a SETTINGS < <(python3 -c '
-from xlpe_fairseq.evaluation.study import PROFILES
-print(" ".join(PROFILES["gpu-iwslt"]["settings"]))' | sed 's/(0.9, 0.98)/(0.9,0.98)/')
+source "$(dirname "$0")/../gpu_iwslt.sh"
 for size in 128x2 128x6 256x6 512x2; do
     width=${size%x*}
     layers=${size#*x}
