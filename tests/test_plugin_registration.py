@@ -20,6 +20,10 @@ print(args.task, args.arch)
 @pytest.mark.parametrize("first", [
     "",  # fairseq first: --user-dir imports the plugin
     "import xlpe_fairseq.preordering.preorderer\n",  # the plugin first (a notebook, a script)
+    # plugin modules that import fairseq themselves: the models they register import them back
+    "import xlpe_fairseq.modules\n",
+    "from xlpe_fairseq.modules import SinusoidalPositionsAt\n",
+    "import xlpe_fairseq.data\n",
 ])
 def test_user_dir_finds_the_task_whichever_was_imported_first(first):
     code = first + PARSE.format(user_dir=str(USER_DIR))

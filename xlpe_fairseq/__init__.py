@@ -34,9 +34,16 @@ for _message in _UNACTIONABLE_WARNINGS:
     warnings.filterwarnings("ignore", message=_message)
 
 
+_registered = False
+
+
 def _register():
     """Register the task, criterion, models and tokenizer with fairseq; the plugin's errors end
     in one line."""
+    global _registered
+    if _registered:
+        return
+    _registered = True
     from . import criterions, models, tasks, tokenizer  # noqa: F401
     from .plugin_errors import report_plugin_errors
 
@@ -44,32 +51,49 @@ def _register():
 
 
 class _RegisterAfterFairseq(importlib.abc.MetaPathFinder):
-    """Registers the plugin as soon as fairseq is imported.
+    """Registers the plugin as soon as fairseq is imported and no module of the plugin is
+    half-imported.
 
     fairseq's ``--user-dir`` skips a package that is already imported, so without this a
     process that imported the plugin first (a notebook that loaded a preorderer, then a
-    checkpoint) would find no ``translation_reorder`` task.
+    checkpoint) would find no ``translation_reorder`` task. When a plugin module itself imports
+    fairseq (``xlpe_fairseq.modules`` does), the models it registers would import that module
+    half-done, so registration waits until the outermost plugin import has finished.
     """
 
-    def find_spec(self, name, path, target=None):
-        if name != "fairseq":
-            return None
-        sys.meta_path.remove(self)
-        for finder in sys.meta_path:
-            spec = getattr(finder, "find_spec", lambda *_: None)(name, path, target)
-            if spec is not None:
-                break
-        else:
-            return None
-        if spec.loader is not None:
-            load = spec.loader.exec_module
+    def __init__(self):
+        self.plugin_imports_running = 0
 
-            def exec_module(module):
+    def find_spec(self, name, path, target=None):
+        if name != "fairseq" and not name.startswith(__name__ + "."):
+            return None
+        spec = self._spec_from_other_finders(name, path, target)
+        if spec is None or spec.loader is None:
+            return spec
+        load = spec.loader.exec_module
+
+        def exec_module(module):
+            plugin_module = name != "fairseq"
+            self.plugin_imports_running += plugin_module
+            try:
                 load(module)
+            finally:
+                self.plugin_imports_running -= plugin_module
+            if self.plugin_imports_running == 0 and "fairseq" in sys.modules \
+                    and self in sys.meta_path:
+                sys.meta_path.remove(self)
                 _register()
 
-            spec.loader.exec_module = exec_module
+        spec.loader.exec_module = exec_module
         return spec
+
+    def _spec_from_other_finders(self, name, path, target):
+        for finder in sys.meta_path:
+            if finder is not self:
+                spec = getattr(finder, "find_spec", lambda *_: None)(name, path, target)
+                if spec is not None:
+                    return spec
+        return None
 
 
 # fairseq's --user-dir imports this package after fairseq itself: register then. The

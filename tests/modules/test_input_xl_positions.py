@@ -1,11 +1,10 @@
 """InXL's input position (Eq. 7): the statistics the criterion logs, on a hand-made batch, and
 the slower steps of --xlpe-uv-lr-scale."""
-import fairseq  # noqa: F401  (first: the plugin registers its models when fairseq loads)
 import pytest
 import torch
 
-from xlpe_fairseq.modules.input_xl_positions import InputXLPositions, input_statistics
 from xlpe_fairseq.io import OptionError
+from xlpe_fairseq.modules.input_xl_positions import InputXLPositions, input_statistics
 
 
 def test_input_statistics_on_a_hand_made_batch():
