@@ -5,7 +5,9 @@ seeds) and against the Transformer, with InXL's input statistics beside them.
 
 LOG_DIR holds one fairseq-train log per run, named ROW-sSEED.log (run.sh); OUT_DIR gets
 curves.tsv (every run, every validation), table.md (means over seeds at every validation;
-blank where a row's runs did not reach it) and curves.png.
+blank where a row's runs did not reach it), paired.md (each row's training NLL minus the
+Transformer's of the same seed, which trains on the same batches: per seed, their mean and a
+95% t-interval, at every validation all seeds reached) and curves.png.
 """
 import re
 import statistics
@@ -90,7 +92,38 @@ def main(log_dir, out_dir):
             + [cell(row, update, "valid_nll") for row in rows]
             + [input_cell(row, update) for row in inputs]) + " |")
     (out / "table.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (out / "paired.md").write_text(paired_table(runs), encoding="utf-8")
     plot(out / "curves.png", runs)
+
+
+def paired_table(runs):
+    """Markdown: per InXL row, its training NLL minus the Transformer's of the same seed at
+    every validation that every paired seed reached; the mean and its 95% t-interval."""
+    from scipy import stats
+
+    lines = ["Training NLL minus the Transformer's of the same seed (bits; the same seed "
+             "trains on the same batches): each seed, then the mean and its 95% t-interval "
+             "over the seeds.\n"]
+    for row in sorted(row for row in runs if row != "transformer"):
+        seeds = sorted(seed for seed in runs[row] if seed in runs["transformer"])
+        if not seeds:
+            continue
+        pairs = [(runs[row][seed], runs["transformer"][seed]) for seed in seeds]
+        updates = sorted(set.intersection(*(set(a) & set(b) for a, b in pairs)))
+        lines += [f"\n**{row}** (seeds {', '.join(map(str, seeds))})\n",
+                  "| update | " + " | ".join(f"seed {seed}" for seed in seeds)
+                  + " | mean | 95% interval |", "|---|" + "---|" * (len(seeds) + 2)]
+        for update in updates:
+            gaps = [a[update]["train_nll"] - b[update]["train_nll"] for a, b in pairs]
+            mean = statistics.mean(gaps)
+            interval = ""
+            if len(gaps) > 1:
+                half = stats.t.ppf(0.975, len(gaps) - 1) * statistics.stdev(gaps) \
+                    / len(gaps) ** 0.5
+                interval = f"{mean - half:+.2f} to {mean + half:+.2f}"
+            lines.append(f"| {update} | " + " | ".join(f"{gap:+.2f}" for gap in gaps)
+                         + f" | {mean:+.2f} | {interval} |")
+    return "\n".join(lines) + "\n"
 
 
 def plot(path, runs):

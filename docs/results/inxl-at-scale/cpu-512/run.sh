@@ -10,7 +10,8 @@
 #   [ROWS='transformer inxl-identity inxl-xavier'] docs/results/inxl-at-scale/cpu-512/run.sh \
 #       DATA OUT [UPDATES] [SEED...]
 #
-# ROWS: transformer and inxl-INIT[-uvS] (INIT identity or xavier; S: --xlpe-uv-lr-scale).
+# ROWS: transformer, inxl-INIT[-uvS] (INIT identity or xavier; S: --xlpe-uv-lr-scale),
+# combination-INIT and headxl (both with one XL head of four, as the IWSLT preset has it).
 # DATA: the data-bin folder of data_prep/prepare-libreoffice.sh en-tr (text/ and xlpe/).
 # OUT gets logs/ROW-sSEED.log (training NLL every 40 updates, validation every 80) and
 # checkpoints/; UPDATES: 1200; SEEDS: 1.
@@ -24,6 +25,7 @@ JOBS=${JOBS:-2}
 mkdir -p "$OUT/logs" "$OUT/checkpoints"
 source "$(dirname "$0")/../gpu_iwslt.sh"
 INXL=(--arch transformer_xlpe --xlpe-mode inxl)
+ONE_HEAD=(--arch transformer_xlpe --xlpe-heads 1)
 
 # run NAME DATA_BIN SEED OPTIONS...
 run() {
@@ -48,6 +50,9 @@ for seed in "${SEEDS[@]}"; do
                 run "$row" "$DATA/xlpe" "$seed" "${INXL[@]}" --xlpe-init "${init%-uv*}" \
                     --xlpe-uv-lr-scale "${row##*-uv}" & ;;
             inxl-*) run "$row" "$DATA/xlpe" "$seed" "${INXL[@]}" --xlpe-init "${row#inxl-}" & ;;
+            combination-*) run "$row" "$DATA/xlpe" "$seed" "${ONE_HEAD[@]}" \
+                --xlpe-mode combination --xlpe-init "${row#combination-}" & ;;
+            headxl) run "$row" "$DATA/xlpe" "$seed" "${ONE_HEAD[@]}" --xlpe-mode headxl & ;;
         esac
     done
 done
