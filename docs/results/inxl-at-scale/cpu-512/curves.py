@@ -6,8 +6,8 @@ seeds) and against the Transformer, with InXL's input statistics beside them.
 LOG_DIR holds one fairseq-train log per run, named ROW-sSEED.log (run.sh); OUT_DIR gets
 curves.tsv (every run, every validation), table.md (means over seeds at every validation;
 blank where a row's runs did not reach it), paired.md (each row's training NLL minus the
-Transformer's of the same seed, which trains on the same batches: per seed, their mean and a
-95% t-interval, at every validation all seeds reached) and curves.png.
+Transformer's of the same seed, which trains on the same batches: per seed, and their mean
+and 95% t-interval over the seeds that reached the validation) and curves.png.
 """
 import re
 import statistics
@@ -55,14 +55,17 @@ def main(log_dir, out_dir):
     updates = sorted(set.union(*(set(points) for seeds in runs.values()
                                  for points in seeds.values())))
 
-    def mean(row, update, measure):
-        """The mean over the row's seeds; None unless every seed reached ``update``."""
-        if any(update not in points for points in runs[row].values()):
+    def mean(row, update, measure, seeds=None):
+        """The mean over the row's seeds (or ``seeds``); None unless each reached ``update``."""
+        chosen = [runs[row].get(seed) for seed in (seeds or runs[row])]
+        if any(points is None or update not in points for points in chosen):
             return None
-        return statistics.mean(points[update][measure] for points in runs[row].values())
+        return statistics.mean(points[update][measure] for points in chosen)
 
     def cell(row, update, measure):
-        value, base = mean(row, update, measure), mean("transformer", update, measure)
+        """The row's mean; beside it, its difference to the Transformer's on the same seeds."""
+        value = mean(row, update, measure)
+        base = mean("transformer", update, measure, seeds=list(runs[row]))
         if value is None:
             return ""
         if row == "transformer" or base is None:
@@ -79,7 +82,8 @@ def main(log_dir, out_dir):
                      for point in points.values())]
     seeds = ", ".join(f"{row} {len(runs[row])}" for row in rows)
     lines = [f"NLL in bits per target token, mean over seeds ({seeds}); in brackets the "
-             "difference to transformer. Training: fairseq's average over the 40 updates "
+             "difference to transformer on the same seeds. Training: fairseq's average over "
+             "the 40 updates "
              "before the validation. PE_IN: its mean norm / the share of saturated tanh "
              "units, in the same 40 updates.\n",
              "| update | " + " | ".join(f"train {row}" for row in rows) + " | "
@@ -98,30 +102,33 @@ def main(log_dir, out_dir):
 
 def paired_table(runs):
     """Markdown: per InXL row, its training NLL minus the Transformer's of the same seed at
-    every validation that every paired seed reached; the mean and its 95% t-interval."""
+    every validation; the mean and its 95% t-interval over the seeds that reached it."""
     from scipy import stats
 
     lines = ["Training NLL minus the Transformer's of the same seed (bits; the same seed "
-             "trains on the same batches): each seed, then the mean and its 95% t-interval "
-             "over the seeds.\n"]
+             "trains on the same batches): each seed (–: not trained that far), then the mean "
+             "and its 95% t-interval over the seeds that were.\n"]
     for row in sorted(row for row in runs if row != "transformer"):
         seeds = sorted(seed for seed in runs[row] if seed in runs["transformer"])
         if not seeds:
             continue
         pairs = [(runs[row][seed], runs["transformer"][seed]) for seed in seeds]
-        updates = sorted(set.intersection(*(set(a) & set(b) for a, b in pairs)))
+        updates = sorted(set.union(*(set(a) & set(b) for a, b in pairs)))
         lines += [f"\n**{row}** (seeds {', '.join(map(str, seeds))})\n",
                   "| update | " + " | ".join(f"seed {seed}" for seed in seeds)
                   + " | mean | 95% interval |", "|---|" + "---|" * (len(seeds) + 2)]
         for update in updates:
-            gaps = [a[update]["train_nll"] - b[update]["train_nll"] for a, b in pairs]
+            per_seed = [a[update]["train_nll"] - b[update]["train_nll"]
+                        if update in a and update in b else None for a, b in pairs]
+            gaps = [gap for gap in per_seed if gap is not None]
             mean = statistics.mean(gaps)
             interval = ""
             if len(gaps) > 1:
                 half = stats.t.ppf(0.975, len(gaps) - 1) * statistics.stdev(gaps) \
                     / len(gaps) ** 0.5
                 interval = f"{mean - half:+.2f} to {mean + half:+.2f}"
-            lines.append(f"| {update} | " + " | ".join(f"{gap:+.2f}" for gap in gaps)
+            lines.append(f"| {update} | " + " | ".join("–" if gap is None else f"{gap:+.2f}"
+                                                     for gap in per_seed)
                          + f" | {mean:+.2f} | {interval} |")
     return "\n".join(lines) + "\n"
 
