@@ -268,6 +268,21 @@ def test_xlpe_generates_from_written_positions_and_from_the_preorderer_alike(dat
     ), "the preorderer inside fairseq-generate must give the positions xlpe-preorder wrote"
 
 
+def test_a_reloaded_checkpoint_weights_pe_xl_as_at_the_update_it_was_saved(data_bin, xlpe_run,
+                                                                            tmp_path):
+    from fairseq import checkpoint_utils
+
+    _, preorderer, _ = xlpe_run
+    save_dir = tmp_path / "checkpoints"
+    run("fairseq_cli.train", *training_args(data_bin, "xlpe", save_dir, max_update=2,
+                                            max_tokens=800), "--xlpe-xl-warmup-updates", "8",
+        "--preorderer", preorderer, "--disable-validation")
+    models, _ = checkpoint_utils.load_model_ensemble([str(save_dir / "checkpoint_last.pt")],
+                                                     arg_overrides={"data": str(data_bin)})
+    assert models[0].encoder.pe_in.xl_weight == 0.25, \
+        "saved at update 2 of an 8-update warm-up, the model must decode with PE_XL V at 1/4"
+
+
 def test_xlpe_nbest_reorderings_decode_through_fairseq_generate_and_interactive(data_bin, xlpe_run):
     checkpoint, preorderer, with_test_positions = xlpe_run
 

@@ -288,6 +288,18 @@ def test_uv_lr_scale_reaches_pe_in_and_keeps_the_identity_start():
     assert args.xlpe_uv_lr_scale == 1.0, "the presets step U and V like every other weight"
 
 
+def test_xl_warmup_reaches_pe_in_through_fairseq_s_update_hook():
+    model, _ = build_model(ARCH, xlpe_mode="inxl", xlpe_xl_warmup_updates=100)
+    pe_in = model.encoder.pe_in
+    assert pe_in.xl_weight == 0.0, "with --xlpe-xl-warmup-updates InXL starts without PE_XL V"
+    model.set_num_updates(40)
+    assert pe_in.xl_weight == 0.4, \
+        "fairseq's model.set_num_updates (train steps, checkpoint loads) must reach PE_IN"
+    args = Namespace()
+    transformer_xlpe_iwslt_de_en(args)
+    assert args.xlpe_xl_warmup_updates == 0, "the presets keep Eq. 7 from the first update"
+
+
 def test_unknown_init_is_refused():
     with pytest.raises(Exception, match="--xlpe-init"):
         build_model(ARCH, xlpe_mode="inxl", xlpe_init="orthogonal")

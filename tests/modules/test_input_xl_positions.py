@@ -53,3 +53,28 @@ def test_lr_scale_starts_at_the_same_input_and_slows_adam_steps_on_u_and_v():
 def test_lr_scale_outside_0_1_is_refused(lr_scale):
     with pytest.raises(OptionError, match="--xlpe-uv-lr-scale"):
         InputXLPositions(8, "identity", lr_scale)
+
+
+def test_xl_warmup_brings_the_pe_xl_term_in_linearly():
+    torch.manual_seed(0)
+    warming = InputXLPositions(8, init="xavier", xl_warmup_updates=10)
+    plain = InputXLPositions(8, init="xavier")
+    plain.load_state_dict(warming.state_dict())
+    pe_abs, pe_xl = torch.randn(2, 5, 8), torch.randn(2, 5, 8)
+    abs_term, xl_term = warming.u(pe_abs), warming.v(pe_xl)
+    assert torch.equal(warming.pre_activation(pe_abs, pe_xl), abs_term), \
+        "at update 0 the warm-up leaves PE_XL V out of the input"
+    warming.set_num_updates(5)
+    assert torch.allclose(warming.pre_activation(pe_abs, pe_xl), abs_term + 0.5 * xl_term), \
+        "half-way through the warm-up PE_XL V counts half"
+    warming.set_num_updates(25)
+    assert torch.equal(warming.pre_activation(pe_abs, pe_xl), plain.pre_activation(pe_abs, pe_xl)), \
+        "after the warm-up the input is Eq. 7's, as without the option"
+    plain.set_num_updates(0)
+    assert torch.equal(plain.pre_activation(pe_abs, pe_xl), abs_term + xl_term), \
+        "without the option the update number changes nothing"
+
+
+def test_negative_xl_warmup_is_refused():
+    with pytest.raises(OptionError, match="--xlpe-xl-warmup-updates"):
+        InputXLPositions(8, xl_warmup_updates=-1)

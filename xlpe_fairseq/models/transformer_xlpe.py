@@ -227,7 +227,8 @@ class XLPEEncoder(TransformerEncoder):
         super().__init__(args, dictionary, embed_tokens)
         embed_dim = embed_tokens.embedding_dim
         self.xl_positions = SinusoidalPositionsAt(embed_dim, self.padding_idx)
-        self.pe_in = (InputXLPositions(embed_dim, args.xlpe_init, args.xlpe_uv_lr_scale)
+        self.pe_in = (InputXLPositions(embed_dim, args.xlpe_init, args.xlpe_uv_lr_scale,
+                                       args.xlpe_xl_warmup_updates)
                       if self.mode != "headxl" else None)
 
     def build_encoder_layer(self, args):
@@ -363,6 +364,9 @@ class TransformerXLPEModel(TransformerModel):
                             "other weights, 0 < S <= 1 (default 1); at 512 wide and the "
                             "IWSLT preset's lr their tanh input saturated within 500 updates "
                             "where at 128 wide it did not (docs/models.md)")
+        parser.add_argument("--xlpe-xl-warmup-updates", type=int, metavar="N",
+                            help="bring Eq. 7's PE_XL V term in linearly over the first N "
+                            "updates (default 0: from the start, as the paper)")
         add_self_attention_positions_args(parser)
 
     @classmethod
@@ -409,6 +413,7 @@ def _xlpe_defaults(args, xlpe_heads=4):
     args.xlpe_heads = getattr(args, "xlpe_heads", xlpe_heads)
     args.xlpe_init = getattr(args, "xlpe_init", "identity")
     args.xlpe_uv_lr_scale = getattr(args, "xlpe_uv_lr_scale", 1.0)
+    args.xlpe_xl_warmup_updates = getattr(args, "xlpe_xl_warmup_updates", 0)
     self_attention_positions_defaults(args)
 
 

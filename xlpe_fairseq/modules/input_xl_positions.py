@@ -28,13 +28,25 @@ class InputXLPositions(nn.Module):
     whatever its gradient's size, moves them ``lr_scale`` times as far a step. A step moves
     each unit of ``PE_abs U`` by up to the learning rate times the sum over ``d`` inputs, so at
     a fixed learning rate a wider model's input saturates sooner (docs/models.md).
+
+    ``xl_warmup_updates`` (``--xlpe-xl-warmup-updates N``) brings the ``PE_XL V`` term in
+    linearly, weighted by ``min(1, update / N)``: at update 0 the input is the Transformer's
+    own (with the identity init), at update ``N`` it is Eq. 7's. fairseq hands the update to
+    every module through ``set_num_updates``, in training and when a checkpoint is loaded
+    (from the update it was saved at), so a reloaded model weights the term as it was trained.
     """
 
-    def __init__(self, embed_dim: int, init: str = "identity", lr_scale: float = 1.0):
+    def __init__(self, embed_dim: int, init: str = "identity", lr_scale: float = 1.0,
+                 xl_warmup_updates: int = 0):
         super().__init__()
         if not 0 < lr_scale <= 1:
             raise OptionError(f"--xlpe-uv-lr-scale must be in (0, 1], got {lr_scale}")
+        if xl_warmup_updates < 0:
+            raise OptionError("--xlpe-xl-warmup-updates must be 0 (off) or more, got "
+                              f"{xl_warmup_updates}")
         self.lr_scale = lr_scale
+        self.xl_warmup_updates = xl_warmup_updates
+        self.xl_weight = 0.0 if xl_warmup_updates else 1.0
         self.u = nn.Linear(embed_dim, embed_dim, bias=False)
         self.v = nn.Linear(embed_dim, embed_dim, bias=False)
         if init == "identity":
@@ -50,9 +62,15 @@ class InputXLPositions(nn.Module):
             self.u.weight.div_(lr_scale)
             self.v.weight.div_(lr_scale)
 
+    def set_num_updates(self, num_updates: int):
+        """Weight the ``PE_XL V`` term for the update training is at (fairseq calls this)."""
+        if self.xl_warmup_updates:
+            self.xl_weight = min(1.0, num_updates / self.xl_warmup_updates)
+
     def pre_activation(self, pe_abs: Tensor, pe_xl: Tensor) -> Tensor:
         """``PE_abs U + PE_XL V``, ``(B, T, C)``: what the tanh of Eq. 7 reads."""
-        pre = self.u(pe_abs) + self.v(pe_xl)
+        xl_term = self.v(pe_xl)
+        pre = self.u(pe_abs) + (xl_term if self.xl_weight == 1 else self.xl_weight * xl_term)
         return pre * self.lr_scale if self.lr_scale != 1 else pre
 
     def forward(self, pe_abs: Tensor, pe_xl: Tensor) -> Tensor:

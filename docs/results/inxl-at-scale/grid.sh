@@ -3,7 +3,9 @@
 # fp16, lr 5e-4, warmup 1,000), all runs at once on one GPU, with controls that split the
 # suspected causes: U and V's initialisation, the XL positions themselves (monotone), the
 # Combination mode, width and depth (2+2 layers at 512, 6+6 at 256), and U and V stepped a
-# quarter as far (--xlpe-uv-lr-scale 0.25: at 512 wide their tanh input saturates on the CPU).
+# quarter as far (--xlpe-uv-lr-scale 0.25: at 512 wide their tanh input saturates on the CPU),
+# and the PE_XL V term brought in over the first 1,000 updates (--xlpe-xl-warmup-updates: on
+# the CPU the lag arose while every encoder still spread its attention evenly).
 #
 #   docs/results/inxl-at-scale/grid.sh DATA OUT [UPDATES] [DEVICE_OPTIONS]
 #
@@ -48,6 +50,7 @@ run inxl-xavier-s2 "$DATA/xlpe" 2 "${INXL[@]}" --xlpe-init xavier &
 run inxl-identity "$DATA/xlpe" 1 "${INXL[@]}" --xlpe-init identity &
 run inxl-identity-s2 "$DATA/xlpe" 2 "${INXL[@]}" --xlpe-init identity &
 run inxl-identity-uv0.25 "$DATA/xlpe" 1 "${INXL[@]}" --xlpe-init identity --xlpe-uv-lr-scale 0.25 &
+run inxl-identity-xlw1000 "$DATA/xlpe" 1 "${INXL[@]}" --xlpe-init identity --xlpe-xl-warmup-updates 1000 &
 run inxl-xavier-monotone "$DATA/monotone" 1 "${INXL[@]}" --xlpe-init xavier &
 run combination-xavier "$DATA/xlpe" 1 "${COMBINATION[@]}" --xlpe-init xavier &
 run combination-identity "$DATA/xlpe" 1 "${COMBINATION[@]}" --xlpe-init identity &

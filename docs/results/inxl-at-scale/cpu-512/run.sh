@@ -11,6 +11,7 @@
 #       DATA OUT [UPDATES] [SEED...]
 #
 # ROWS: transformer, inxl-INIT[-uvS] (INIT identity or xavier; S: --xlpe-uv-lr-scale),
+# inxl-INIT-xlwN (N: --xlpe-xl-warmup-updates),
 # combination-INIT and headxl (both with one XL head of four, as the IWSLT preset has it).
 # DATA: the data-bin folder of data_prep/prepare-libreoffice.sh en-tr (text/ and xlpe/).
 # OUT gets logs/ROW-sSEED.log (training NLL every 40 updates, validation every 80) and
@@ -49,6 +50,9 @@ for seed in "${SEEDS[@]}"; do
             inxl-*-uv*) init=${row#inxl-}
                 run "$row" "$DATA/xlpe" "$seed" "${INXL[@]}" --xlpe-init "${init%-uv*}" \
                     --xlpe-uv-lr-scale "${row##*-uv}" & ;;
+            inxl-*-xlw*) init=${row#inxl-}
+                run "$row" "$DATA/xlpe" "$seed" "${INXL[@]}" --xlpe-init "${init%-xlw*}" \
+                    --xlpe-xl-warmup-updates "${row##*-xlw}" & ;;
             inxl-*) run "$row" "$DATA/xlpe" "$seed" "${INXL[@]}" --xlpe-init "${row#inxl-}" & ;;
             combination-*) run "$row" "$DATA/xlpe" "$seed" "${ONE_HEAD[@]}" \
                 --xlpe-mode combination --xlpe-init "${row#combination-}" & ;;
