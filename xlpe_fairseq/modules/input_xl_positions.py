@@ -32,9 +32,9 @@ class InputXLPositions(nn.Module):
     ``xl_warmup_updates`` (``--xlpe-xl-warmup-updates N``) brings the ``PE_XL V`` term in
     linearly, weighted by ``min(1, update / N)``: at update 0 ``PE_IN`` is ``tanh(PE_abs U)``
     alone (with the identity init, the Transformer's sinusoid squashed by tanh), from update
-    ``N`` on it is Eq. 7's. fairseq hands the update to
-    every module through ``set_num_updates``, in training and when a checkpoint is loaded
-    (from the update it was saved at), so a reloaded model weights the term as it was trained.
+    ``N`` on it is Eq. 7's. fairseq hands the update to every module through
+    ``set_num_updates``, in training and when a checkpoint is loaded (from the update it was
+    saved at), so a reloaded model weights the term as it was trained.
     """
 
     def __init__(self, embed_dim: int, init: str = "identity", lr_scale: float = 1.0,
