@@ -34,16 +34,9 @@ for _message in _UNACTIONABLE_WARNINGS:
     warnings.filterwarnings("ignore", message=_message)
 
 
-_registered = False
-
-
 def _register():
     """Register the task, criterion, models and tokenizer with fairseq; the plugin's errors end
     in one line."""
-    global _registered
-    if _registered:
-        return
-    _registered = True
     from . import criterions, models, tasks, tokenizer  # noqa: F401
     from .plugin_errors import report_plugin_errors
 
