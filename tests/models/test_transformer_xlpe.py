@@ -300,6 +300,25 @@ def test_xl_warmup_reaches_pe_in_through_fairseq_s_update_hook():
     assert args.xlpe_xl_warmup_updates == 0, "the presets keep Eq. 7 from the first update"
 
 
+@pytest.mark.parametrize("mode", ["inxl", "combination"])
+@pytest.mark.parametrize("init", ["identity", "xavier"])
+def test_same_seed_starts_every_shared_weight_where_the_transformer_does(mode, init):
+    """U and V draw nothing from the global stream, so a same-seed comparison with the
+    Transformer differs in the input position alone (the decoder is built after them)."""
+    transformer, _ = build_model("transformer_iwslt_de_en", seed=3)
+    xlpe, _ = build_model(ARCH, seed=3, xlpe_mode=mode, xlpe_heads=2, xlpe_init=init)
+    ours = xlpe.state_dict()
+    differing = [name for name, weight in transformer.state_dict().items()
+                 if not torch.equal(weight, ours[name])]
+    assert not differing, f"{mode} ({init}) starts these weights elsewhere: {differing[:4]}"
+    again, _ = build_model(ARCH, seed=3, xlpe_mode=mode, xlpe_heads=2, xlpe_init=init)
+    other, _ = build_model(ARCH, seed=4, xlpe_mode=mode, xlpe_heads=2, xlpe_init=init)
+    u = xlpe.encoder.pe_in.u.weight
+    assert torch.equal(u, again.encoder.pe_in.u.weight), "U must repeat with the seed"
+    assert init == "identity" or not torch.equal(u, other.encoder.pe_in.u.weight), \
+        "Xavier U must change with the seed"
+
+
 def test_unknown_init_is_refused():
     with pytest.raises(Exception, match="--xlpe-init"):
         build_model(ARCH, xlpe_mode="inxl", xlpe_init="orthogonal")

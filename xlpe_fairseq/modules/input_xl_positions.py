@@ -19,6 +19,11 @@ class InputXLPositions(nn.Module):
     - ``xavier``: both Xavier-uniform, as fairseq initialises attention projections (this
       project's choice before): ``PE_IN`` starts as a random mix of both sinusoids.
 
+    Building ``U`` and ``V`` draws nothing from torch's global random stream (``xavier`` draws
+    from a generator of its own, seeded from the run's seed), so an InXL or Combination model
+    of seed ``S`` starts every other weight, the decoder's included, where the Transformer of
+    seed ``S`` starts: a same-seed comparison differs in the input position alone.
+
     ``U`` and ``V`` multiply each token's sinusoid rows, as Eq. 7 writes it. Projecting the
     table once and gathering its rows would save multiply-adds, but the gather's backward
     accumulates with atomics on a GPU, whose order varies between runs.
@@ -48,17 +53,21 @@ class InputXLPositions(nn.Module):
         self.lr_scale = lr_scale
         self.xl_warmup_updates = xl_warmup_updates
         self.xl_weight = 0.0 if xl_warmup_updates else 1.0
-        self.u = nn.Linear(embed_dim, embed_dim, bias=False)
-        self.v = nn.Linear(embed_dim, embed_dim, bias=False)
-        if init == "identity":
-            with torch.no_grad():
+        if init not in XLPE_INITS:
+            raise OptionError(f"--xlpe-init must be one of {XLPE_INITS}, got {init!r}")
+        # U and V leave the global random stream as they found it: every layer built after
+        # them starts from the Transformer's weights of the same seed
+        with torch.random.fork_rng(devices=[]):
+            self.u = nn.Linear(embed_dim, embed_dim, bias=False)
+            self.v = nn.Linear(embed_dim, embed_dim, bias=False)
+        with torch.no_grad():
+            if init == "identity":
                 self.u.weight.copy_(torch.eye(embed_dim))
                 self.v.weight.zero_()
-        elif init == "xavier":
-            nn.init.xavier_uniform_(self.u.weight)
-            nn.init.xavier_uniform_(self.v.weight)
-        else:
-            raise OptionError(f"--xlpe-init must be one of {XLPE_INITS}, got {init!r}")
+            else:
+                own_stream = torch.Generator().manual_seed(torch.initial_seed() + 1)
+                nn.init.xavier_uniform_(self.u.weight, generator=own_stream)
+                nn.init.xavier_uniform_(self.v.weight, generator=own_stream)
         with torch.no_grad():
             self.u.weight.div_(lr_scale)
             self.v.weight.div_(lr_scale)
