@@ -7,7 +7,10 @@ LOG_DIR holds one fairseq-train log per run, named ROW-sSEED.log (run.sh); OUT_D
 curves.tsv (every run, every validation), table.md (means over seeds at every validation;
 blank where a row's runs did not reach it), paired.md (each row's training NLL minus the
 Transformer's of the same seed, which trains on the same batches: per seed, and their mean
-and 95% t-interval over the seeds that reached the validation) and curves.png.
+and 95% t-interval over the seeds that reached the validation; then each InXL row against its
+monotone control, ROW against ROW with "-monotone" after "inxl-identity") and curves.png.
+Rows named "-unpaired" are runs from before U and V were built off torch's global random
+stream: their decoder started from another draw than the Transformer's of the same seed.
 """
 import re
 import statistics
@@ -96,25 +99,33 @@ def main(log_dir, out_dir):
             + [cell(row, update, "valid_nll") for row in rows]
             + [input_cell(row, update) for row in inputs]) + " |")
     (out / "table.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    (out / "paired.md").write_text(paired_table(runs), encoding="utf-8")
+    controls = {row.replace("-monotone", ""): row for row in runs if "-monotone" in row}
+    (out / "paired.md").write_text(
+        paired_table(runs, {row: "transformer" for row in runs if row != "transformer"},
+                     "Training NLL minus the Transformer's of the same seed (bits; the same "
+                     "seed trains on the same batches)")
+        + paired_table(runs, {row: control for row, control in controls.items() if row in runs},
+                       "\nInXL on the XL positions minus the same model on monotone positions, "
+                       "of the same seed (bits; the same batches and the same start, so they "
+                       "differ in PE_XL alone)"), encoding="utf-8")
     plot(out / "curves.png", runs)
 
 
-def paired_table(runs):
-    """Markdown: per InXL row, its training NLL minus the Transformer's of the same seed at
-    every validation; the mean and its 95% t-interval over the seeds that reached it."""
+def paired_table(runs, bases, title):
+    """Markdown: per row of ``bases`` ({row: the row it is compared with}), its training NLL
+    minus the base's of the same seed at every validation; the mean and its 95% t-interval
+    over the seeds that reached it."""
     from scipy import stats
 
-    lines = ["Training NLL minus the Transformer's of the same seed (bits; the same seed "
-             "trains on the same batches): each seed (–: not trained that far), then the mean "
-             "and its 95% t-interval over the seeds that were.\n"]
-    for row in sorted(row for row in runs if row != "transformer"):
-        seeds = sorted(seed for seed in runs[row] if seed in runs["transformer"])
+    lines = [f"{title}: each seed (–: not trained that far), then the mean and its 95% "
+             "t-interval over the seeds that were.\n"]
+    for row, base in sorted(bases.items()):
+        seeds = sorted(seed for seed in runs[row] if seed in runs[base])
         if not seeds:
             continue
-        pairs = [(runs[row][seed], runs["transformer"][seed]) for seed in seeds]
+        pairs = [(runs[row][seed], runs[base][seed]) for seed in seeds]
         updates = sorted(set.union(*(set(a) & set(b) for a, b in pairs)))
-        lines += [f"\n**{row}** (seeds {', '.join(map(str, seeds))})\n",
+        lines += [f"\n**{row}** against {base} (seeds {', '.join(map(str, seeds))})\n",
                   "| update | " + " | ".join(f"seed {seed}" for seed in seeds)
                   + " | mean | 95% interval |", "|---|" + "---|" * (len(seeds) + 2)]
         for update in updates:
