@@ -65,10 +65,9 @@ class InputXLPositions(nn.Module):
                 self.u.weight.copy_(torch.eye(embed_dim))
                 self.v.weight.zero_()
             else:
-                own_stream = torch.Generator().manual_seed(torch.initial_seed() + 1)
+                own_stream = torch.Generator().manual_seed((torch.initial_seed() + 1) % 2**64)
                 nn.init.xavier_uniform_(self.u.weight, generator=own_stream)
                 nn.init.xavier_uniform_(self.v.weight, generator=own_stream)
-        with torch.no_grad():
             self.u.weight.div_(lr_scale)
             self.v.weight.div_(lr_scale)
 
