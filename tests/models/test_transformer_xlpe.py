@@ -9,8 +9,9 @@ from fairseq.models.transformer import transformer_iwslt_de_en, transformer_wmt_
 from fairseq.modules import SinusoidalPositionalEmbedding
 from fairseq.sequence_generator import SequenceGenerator
 
-from models.model_builders import build_model, identity_reorder, make_batch
+from models.model_builders import TINY, build_model, identity_reorder, make_batch
 from xlpe_fairseq.data.reorder_dataset import ReorderPositionsError
+from xlpe_fairseq.modules.input_xl_positions import UV_LR_SCALE
 from xlpe_fairseq.models.transformer_xlpe import (
     TransformerXLPEModel,
     transformer_xlpe,
@@ -283,9 +284,30 @@ def test_uv_lr_scale_reaches_pe_in_and_keeps_the_identity_start():
     assert pe_in.lr_scale == 0.25, "--xlpe-uv-lr-scale must reach InXL's U and V"
     assert torch.allclose(pe_in.u.weight * 0.25, torch.eye(pe_in.u.weight.size(0))), \
         "U is stored divided by the scale, so that U = I at the start"
-    args = Namespace()
-    transformer_xlpe_iwslt_de_en(args)
-    assert args.xlpe_uv_lr_scale == 1.0, "the presets step U and V like every other weight"
+
+
+@pytest.mark.parametrize("flags, scale", [([], UV_LR_SCALE), (["--xlpe-uv-lr-scale", "1"], 1.0)])
+def test_fairseq_train_slows_u_and_v_by_default_and_1_restores_the_paper(flags, scale):
+    from fairseq import options
+
+    args = options.parse_args_and_arch(options.get_training_parser(), [
+        "data-bin", "--task", "translation_reorder", "--arch", ARCH, *flags])
+    assert args.xlpe_uv_lr_scale == scale, \
+        f"fairseq-train {' '.join(flags) or 'without --xlpe-uv-lr-scale'} must train at {scale}"
+
+
+def test_a_checkpoint_from_before_the_lr_scale_reloads_at_the_scale_it_was_trained_at():
+    """Its saved options hold no --xlpe-uv-lr-scale; its U and V were stored undivided."""
+    trained, task = build_model(ARCH, xlpe_mode="inxl", xlpe_uv_lr_scale=1.0)
+    with torch.no_grad():
+        trained.encoder.pe_in.v.weight.normal_()
+    saved_options = Namespace(arch=ARCH, **TINY, xlpe_mode="inxl")
+    transformer_xlpe_iwslt_de_en(saved_options)
+    reloaded = TransformerXLPEModel.build_model(saved_options, task).eval()
+    reloaded.load_state_dict(trained.state_dict())
+    batch = batch_for(task)
+    assert torch.equal(reloaded(**batch["net_input"])[0], trained(**batch["net_input"])[0]), \
+        "an old checkpoint must decode as it did, not with the new default's smaller U and V"
 
 
 def test_xl_warmup_reaches_pe_in_through_fairseq_s_update_hook():

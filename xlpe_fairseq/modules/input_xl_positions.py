@@ -6,6 +6,9 @@ from torch import Tensor, nn
 from ..io import OptionError
 
 XLPE_INITS = ("identity", "xavier")
+# --xlpe-uv-lr-scale's default for new runs, chosen by measurement (docs/models.md): at 512
+# wide and 6+6 layers U and V stepped as every other weight saturated PE_IN and slowed InXL
+UV_LR_SCALE = 0.1
 
 
 class InputXLPositions(nn.Module):
@@ -32,7 +35,9 @@ class InputXLPositions(nn.Module):
     by it and multiplied back here, so Adam, whose step on a weight is about the learning rate
     whatever its gradient's size, moves them ``lr_scale`` times as far a step. A step moves
     each unit of ``PE_abs U`` by up to the learning rate times the sum over ``d`` inputs, so at
-    a fixed learning rate a wider model's input saturates sooner (docs/models.md).
+    a fixed learning rate a wider model's input saturates sooner. ``fairseq-train`` defaults
+    to ``UV_LR_SCALE`` (0.1), with which InXL keeps pace with the Transformer at 512 wide and
+    6+6 layers where 1 lagged (docs/models.md); the module's own default, 1, is Eq. 7 as printed.
 
     ``xl_warmup_updates`` (``--xlpe-xl-warmup-updates N``) brings the ``PE_XL V`` term in
     linearly, weighted by ``min(1, update / N)``: at update 0 ``PE_IN`` is ``tanh(PE_abs U)``

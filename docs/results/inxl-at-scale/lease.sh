@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# One GPU lease of the XL PE at-scale study: one seed of transformer, xlpe-inxl (U = I, V = 0),
-# xlpe-inxl-xavier (random U and V, the default before) and xlpe-combination at the gpu-iwslt
+# One GPU lease of the XL PE at-scale study: one seed of transformer, xlpe-inxl (the default:
+# U = I, V = 0, stepped a tenth as far), xlpe-inxl-paper (random U and V stepped as every other
+# weight: Eq. 7 as the GPU run that lagged trained it) and xlpe-combination at the gpu-iwslt
 # profile (512/1024, 6+6, fp16, 4,000 updates), four runs at once; XL PE rows decoded with the
 # preorderer's test positions and the oracle's; each run scored with its checkpoint of lowest
 # valid loss (the last one overfits this corpus after 3,000-3,500 updates).
@@ -29,6 +30,7 @@ exec xlpe-study --data-bin "$CORPUS/data-bin/dpe" --xlpe-data-bin "$CORPUS/data-
     --source-lang "$SRC" --target-lang "$TGT" --reference "$CORPUS/raw/test.$TGT" \
     --profile gpu-iwslt --checkpoint best \
     --train-args "--num-workers 0 --save-interval 1000 --validate-interval 1000" \
-    --models transformer xlpe-inxl xlpe-inxl-xavier xlpe-combination \
-    --variant "xlpe-inxl-xavier=xlpe-inxl --xlpe-init xavier" --baseline transformer \
+    --models transformer xlpe-inxl xlpe-inxl-paper xlpe-combination \
+    --variant "xlpe-inxl-paper=xlpe-inxl --xlpe-init xavier --xlpe-uv-lr-scale 1" \
+    --baseline transformer \
     --seeds "$SEED" --jobs "${JOBS:-4}" --work "$WORK" "$@"

@@ -395,18 +395,19 @@ def test_the_gpu_lease_of_the_inxl_study_runs_on_the_cpu(corpus, position_sets):
         ["bash", str(lease), "1", str(recipe_out), str(work), "--cpu", "--updates", "2",
          "--train-args", TINY, "--bootstrap-samples", "50",
          "--generate-args", "--beam 1 --batch-size 16", "--models", "transformer",
-         "xlpe-inxl-xavier"],
+         "xlpe-inxl-paper"],
         capture_output=True, text=True, env={**os.environ, "SRC": "xx", "TGT": "yy", "JOBS": "1",
                                              "PATH": f"{Path(sys.executable).parent}:"
                                                      f"{os.environ['PATH']}"})
     assert result.returncode == 0, result.stderr[-3000:]
     report = json.loads((work / "report.json").read_text())
     assert [row["model"] for row in report["models"]] == [
-        "transformer", "xlpe-inxl-xavier", "xlpe-inxl-xavier [test: oracle]"]
+        "transformer", "xlpe-inxl-paper", "xlpe-inxl-paper [test: oracle]"]
     assert report["settings"]["checkpoint"] == "best"
-    command = (work / "runs" / "xlpe-inxl-xavier" / "seed1" / "command.txt").read_text()
-    assert "--xlpe-init xavier" in command, "the variant must train with the previous init"
-    assert set(report["input_diagnostics"]) == {"xlpe-inxl-xavier"}, report["input_diagnostics"]
+    command = (work / "runs" / "xlpe-inxl-paper" / "seed1" / "command.txt").read_text()
+    assert "--xlpe-init xavier --xlpe-uv-lr-scale 1" in command, \
+        "the paper's row must train random U and V at the full learning rate"
+    assert set(report["input_diagnostics"]) == {"xlpe-inxl-paper"}, report["input_diagnostics"]
 
 
 def test_best_checkpoint_is_saved_at_every_validation(corpus, tmp_path):

@@ -10,7 +10,8 @@
 #   [ROWS='transformer inxl-identity inxl-xavier'] docs/results/inxl-at-scale/cpu-512/run.sh \
 #       DATA OUT [UPDATES] [SEED...]
 #
-# ROWS: transformer, inxl-INIT[-uvS] (INIT identity or xavier; S: --xlpe-uv-lr-scale),
+# ROWS: transformer, inxl-INIT[-uvS] (INIT identity or xavier; S: --xlpe-uv-lr-scale, 1 when
+# not named, the rate these rows were measured at: the default, 0.1, is inxl-identity-uv0.1),
 # inxl-INIT-xlwN (N: --xlpe-xl-warmup-updates),
 # combination-INIT and headxl (both with one XL head of four, as the IWSLT preset has it).
 # DATA: the data-bin folder of data_prep/prepare-libreoffice.sh en-tr (text/ and xlpe/).
@@ -27,6 +28,7 @@ mkdir -p "$OUT/logs" "$OUT/checkpoints"
 source "$(dirname "$0")/../gpu_iwslt.sh"
 INXL=(--arch transformer_xlpe --xlpe-mode inxl)
 ONE_HEAD=(--arch transformer_xlpe --xlpe-heads 1)
+FULL_RATE=(--xlpe-uv-lr-scale 1)
 
 # run NAME DATA_BIN SEED OPTIONS...
 run() {
@@ -52,10 +54,11 @@ for seed in "${SEEDS[@]}"; do
                     --xlpe-uv-lr-scale "${row##*-uv}" & ;;
             inxl-*-xlw*) init=${row#inxl-}
                 run "$row" "$DATA/xlpe" "$seed" "${INXL[@]}" --xlpe-init "${init%-xlw*}" \
-                    --xlpe-xl-warmup-updates "${row##*-xlw}" & ;;
-            inxl-*) run "$row" "$DATA/xlpe" "$seed" "${INXL[@]}" --xlpe-init "${row#inxl-}" & ;;
+                    --xlpe-xl-warmup-updates "${row##*-xlw}" "${FULL_RATE[@]}" & ;;
+            inxl-*) run "$row" "$DATA/xlpe" "$seed" "${INXL[@]}" --xlpe-init "${row#inxl-}" \
+                "${FULL_RATE[@]}" & ;;
             combination-*) run "$row" "$DATA/xlpe" "$seed" "${ONE_HEAD[@]}" \
-                --xlpe-mode combination --xlpe-init "${row#combination-}" & ;;
+                --xlpe-mode combination --xlpe-init "${row#combination-}" "${FULL_RATE[@]}" & ;;
             headxl) run "$row" "$DATA/xlpe" "$seed" "${ONE_HEAD[@]}" --xlpe-mode headxl & ;;
         esac
     done

@@ -20,7 +20,7 @@ for size in 128x2 128x6 256x6 512x2; do
         [[ -f $OUT/checkpoints/$name/checkpoint_last.pt ]] && continue
         OMP_NUM_THREADS=1 python3 -m fairseq_cli.train "$DATA/xlpe" --user-dir "$USER_DIR" \
             --task translation_reorder --source-lang en --target-lang tr "${SETTINGS[@]}" --cpu \
-            --arch transformer_xlpe --xlpe-mode inxl --xlpe-init "$init" \
+            --arch transformer_xlpe --xlpe-mode inxl --xlpe-init "$init" --xlpe-uv-lr-scale 1 \
             --encoder-embed-dim "$width" --decoder-embed-dim "$width" \
             --encoder-ffn-embed-dim $((2 * width)) --decoder-ffn-embed-dim $((2 * width)) \
             --encoder-layers "$layers" --decoder-layers "$layers" --seed 1 --max-tokens 1024 \
