@@ -43,12 +43,8 @@ from torch import Tensor, nn
 
 from ..data.reorder_dataset import ReorderPositionsError
 from ..modules import SinusoidalPositionsAt
-from ..modules.input_xl_positions import (
-    UV_LR_SCALE,
-    XLPE_INITS,
-    InputXLPositions,
-    input_statistics,
-)
+from ..modules.input_xl_positions import (UV_LR_SCALE, XLPE_INITS, InputXLPositions,
+                                           input_statistics)
 from ..plugin_errors import OptionError
 from .layer_wrapping import wrap_layer
 from .transformer_positions import (
@@ -362,18 +358,15 @@ class TransformerXLPEModel(TransformerModel):
                             help="initialisation of InXL's U and V (Eq. 7), which the paper "
                             "does not give: identity (U = I, V = 0: PE_IN starts as "
                             "tanh(PE_abs), the Transformer's input; default) or xavier (both "
-                            "random, this project's choice before; at 512 wide and 6+6 layers "
-                            "it learned slower than the Transformer)")
+                            "random, this project's choice before)")
         # the default lives on the command line, not in _xlpe_defaults: a checkpoint trained
         # before the option existed has no value saved and was trained at 1
         parser.add_argument("--xlpe-uv-lr-scale", type=float, metavar="S",
                             default=UV_LR_SCALE,
                             help="U and V (Eq. 7) take Adam steps S times as large as the "
                             f"other weights, 0 < S <= 1 (default {UV_LR_SCALE}; 1: as the "
-                            "paper); at 512 wide and 6+6 layers with 1 InXL's input "
-                            "saturated and its training NLL lagged the Transformer's, with "
-                            f"{UV_LR_SCALE} it keeps pace and keeps its gain at 128 wide "
-                            "(docs/models.md)")
+                            "paper, with which InXL lagged the Transformer at 512 wide and "
+                            "6+6 layers; docs/models.md)")
         parser.add_argument("--xlpe-xl-warmup-updates", type=int, metavar="N",
                             help="bring Eq. 7's PE_XL V term in linearly over the first N "
                             "updates (default 0: from the start, as the paper)")
