@@ -4,7 +4,8 @@ study's bootstrap over test sentences (paired) and each system's seeds.
     python docs/results/inxl-at-scale/versus_transformer.py REFERENCE BASELINE_DIR NAME=DIR...
 
 Each DIR holds ``seedS.txt``, detokenized test outputs as xlpe-study writes them
-(``hypotheses/MODEL/``; its ``seedS.test-SET.txt`` are other test positions, left out); BASELINE_DIR is the Transformer's, e.g. the En→Tr study's
+(``hypotheses/MODEL/``; its ``seedS.test-SET.txt``, from other test positions, are left out);
+BASELINE_DIR is the Transformer's, e.g. the En→Tr study's
 ``docs/results/study-libreoffice-en-tr/supplement/hypotheses/transformer``. 1,000 samples,
 seed 12345, as every study report.
 """
