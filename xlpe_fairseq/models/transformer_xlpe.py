@@ -415,6 +415,7 @@ def _xlpe_defaults(args, xlpe_heads=4):
     args.xlpe_mode = getattr(args, "xlpe_mode", "combination")
     args.xlpe_heads = getattr(args, "xlpe_heads", xlpe_heads)
     args.xlpe_init = getattr(args, "xlpe_init", "identity")
+    # 1, not UV_LR_SCALE: only saved options from before the option lack it (see add_args)
     args.xlpe_uv_lr_scale = getattr(args, "xlpe_uv_lr_scale", 1.0)
     args.xlpe_xl_warmup_updates = getattr(args, "xlpe_xl_warmup_updates", 0)
     self_attention_positions_defaults(args)
