@@ -410,6 +410,42 @@ def test_the_gpu_lease_of_the_inxl_study_runs_on_the_cpu(corpus, position_sets):
     assert set(report["input_diagnostics"]) == {"xlpe-inxl-paper"}, report["input_diagnostics"]
 
 
+def test_the_gpu_lease_that_screens_a_low_resource_profile_runs_on_the_cpu(corpus):
+    """docs/results/low-resource-profile/lease.sh at a tiny budget on the CPU (its last row
+    alone, to keep the test short): the row's options reach fairseq over the profile's
+    (smoothing 0.2, attention and activation dropout, 5+5 layers of 2 heads) and the report
+    says where its validation bottomed out."""
+    recipe_out = corpus.root / "profile-lease-corpus"
+    (recipe_out / "data-bin").mkdir(parents=True)
+    (recipe_out / "raw").mkdir()
+    (recipe_out / "data-bin" / "dpe").symlink_to(corpus.data_bin)
+    (recipe_out / "raw" / "test.yy").symlink_to(corpus.raw / "test.yy")
+    work = corpus.root / "profile-lease-work"
+    lease = (Path(__file__).resolve().parents[3] / "docs" / "results" / "low-resource-profile"
+             / "lease.sh")
+    narrow = ("--encoder-embed-dim 32 --decoder-embed-dim 32 --encoder-ffn-embed-dim 64 "
+              "--decoder-ffn-embed-dim 64 --max-tokens 800")
+    result = subprocess.run(
+        ["bash", str(lease), "1", str(recipe_out), str(work), "--cpu", "--updates", "2",
+         "--train-args", narrow, "--bootstrap-samples", "50",
+         "--generate-args", "--beam 1 --batch-size 16", "--models", "regularised-4k-5l2h",
+         "--baseline", "regularised-4k-5l2h"],
+        capture_output=True, text=True, env={**os.environ, "SRC": "xx", "TGT": "yy", "JOBS": "1",
+                                             "PATH": f"{Path(sys.executable).parent}:"
+                                                     f"{os.environ['PATH']}"})
+    assert result.returncode == 0, result.stderr[-3000:]
+    report = json.loads((work / "report.json").read_text())
+    options = {row["model"]: row["options"] for row in report["models"]}
+    trained = {name: (o["criterion"]["label_smoothing"], o["model"]["attention_dropout"],
+                      o["model"]["activation_dropout"], o["model"]["encoder_layers"],
+                      o["model"]["decoder_layers"], o["model"]["encoder_attention_heads"],
+                      o["model"]["decoder_attention_heads"]) for name, o in options.items()}
+    assert trained == {"regularised-4k-5l2h": (0.2, 0.1, 0.1, 5, 5, 2, 2)}, trained
+    assert report["settings"]["checkpoint"] == "best"
+    assert set(report["validation"]) == {"regularised-4k-5l2h"}, report["validation"]
+    assert "## Where does validation bottom out?" in (work / "report.md").read_text()
+
+
 def test_best_checkpoint_is_saved_at_every_validation(corpus, tmp_path):
     """fairseq updates checkpoint_best.pt only when it saves; with --checkpoint best the study
     saves at every validation, or "best" would be whatever was saved last."""

@@ -99,3 +99,29 @@ def test_the_report_gives_the_recipe_advice_for_xl_pe_rows(tmp_path):
     assert xlpe_advice(study, ["transformer", "dpe"]) is None, "no XL PE row, no advice"
     study.args.xlpe_data_bin = str(tmp_path / "other" / "data-bin" / "xlpe")
     assert xlpe_advice(study, ["xlpe-inxl"]) is None, "no score file found, no advice"
+
+
+def test_the_report_says_where_each_models_validation_bottomed_out(tmp_path):
+    """The budget is chosen by the valid curve: per model, the lowest validation NLL with the
+    update of each seed (the earliest of ties), the last one, and how far the last lies above."""
+    from xlpe_fairseq.evaluation.study.report import validation_by_model
+
+    results = {("transformer", 1): {"curve": {"250": 6.0, "500": 5.0, "750": 5.5}},
+               ("transformer", 2): {"curve": {"250": 6.0, "500": 4.0, "750": 4.0}},
+               ("dpe", 1): {"curve": {}}, ("dpe", 2): {"curve": {"250": 7.0}}}
+    validation = validation_by_model(results, ["transformer", "dpe"], [1, 2])
+    assert validation == {"transformer": {"lowest": 4.5, "lowest_updates": [500, 500],
+                                          "last": 4.75, "last_updates": [750, 750]}}, \
+        "a model with a seed that never validated has no row"
+    scores = across_seeds([10.0])
+    summary = {
+        "baseline": "transformer", "bootstrap_samples": 10, "bootstrap_seed": 1,
+        "bleu_signature": "BLEU", "chrf_signature": "chrF", "validation": validation,
+        "settings": {"profile": "cpu-demo", "updates": 750, "data_bin": str(tmp_path / "bin"),
+                     "source_lang": "en", "target_lang": "tr", "checkpoint": "best",
+                     "generate_args": "--beam 5", "positions": None},
+        "models": [{"model": "transformer", "baseline": True, "seeds": [1],
+                    "bleu": scores, "chrf": scores}],
+    }
+    markdown = markdown_report(summary, [], tmp_path / "study")
+    assert "| transformer | 4.500 | 500 / 500 | 4.750 | 750 / 750 | +0.250 |" in markdown, markdown

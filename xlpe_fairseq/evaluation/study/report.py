@@ -117,6 +117,7 @@ def markdown_report(summary, commands, work):
         "Training curves: `curves.png` (validation NLL, mean over seeds). Test outputs: "
         "`hypotheses/MODEL/seedS.txt` (`seedS.test-SET.txt` for a row `[test: SET]`), "
         "detokenized as scored.",
+        *validation_text(summary.get("validation")),
         *oracle_gain_shares_text(summary.get("oracle_gain_shares")),
         *order_diagnostics_text(summary.get("order_diagnostics")),
         *input_diagnostics_text(summary.get("input_diagnostics")),
@@ -154,6 +155,7 @@ def write_report(study, models, seeds, references):
                             .read_text(encoding="utf-8").strip())
     summary = summarize(study, labels, seeds, references, hypotheses, results,
                         study.args.bootstrap_samples)
+    summary["validation"] = validation_by_model(results, models, seeds)
     summary["order_diagnostics"] = diagnostics_by_model(
         study, models, seeds, order_diagnostics, ORDER_FIELDS, LATER_ORDER_FIELDS)
     summary["xlpe_advice"] = xlpe_advice(study, models)
@@ -205,6 +207,46 @@ def diagnostics_by_model(study, models, seeds, read, fields, later_fields=()):
                 by_model.setdefault(model, {})[split] = {
                     name: float(np.mean([run[split][name] for run in runs])) for name in names}
     return by_model
+
+
+def validation_by_model(results, models, seeds):
+    """Per trained model whose runs all validated: each seed's lowest validation NLL and the
+    update it came at, and its last validation. Where the lowest comes says where the budget
+    should end; last minus lowest, how far the last checkpoint trained past it."""
+    by_model = {}
+    for model in models:
+        curves = [{int(update): loss for update, loss in results[model, seed]["curve"].items()}
+                  for seed in seeds]
+        if not all(curves):
+            continue
+        lowest = [min(sorted(curve), key=curve.get) for curve in curves]  # earliest of ties
+        last = [max(curve) for curve in curves]
+        by_model[model] = {
+            "lowest": float(np.mean([curve[u] for curve, u in zip(curves, lowest)])),
+            "lowest_updates": lowest,
+            "last": float(np.mean([curve[u] for curve, u in zip(curves, last)])),
+            "last_updates": last,
+        }
+    return by_model
+
+
+def validation_text(validation):
+    if not validation:
+        return []
+    lines = ["", "## Where does validation bottom out?", "",
+             "Validation NLL (bits a token, without label smoothing) of each model, mean over "
+             "seeds: the lowest, the update each seed reached it at, and the last. A last above "
+             "the lowest is training past the best validation; `--checkpoint best` scores the "
+             "checkpoint fairseq kept for the lowest `loss` (label-smoothed, with DPE's order "
+             "loss), usually the same update.", "",
+             "| model | lowest valid NLL | at update (per seed) | last valid NLL | last update "
+             "| last − lowest |", "|---|---|---|---|---|---|"]
+    for model, v in validation.items():
+        lines.append(f"| {model} | {v['lowest']:.3f} | "
+                     f"{' / '.join(map(str, v['lowest_updates']))} | {v['last']:.3f} | "
+                     f"{' / '.join(map(str, v['last_updates']))} | "
+                     f"{v['last'] - v['lowest']:+.3f} |")
+    return lines
 
 
 def oracle_gain_shares_text(shares):
