@@ -483,7 +483,7 @@ def test_sigterm_removes_partial_outputs_and_temporary_folders(tmp_path):
         time.sleep(0.1)
     assert os.listdir(out), "the command never opened its temporary output"
     process.send_signal(signal.SIGTERM)
-    stderr = process.communicate(timeout=60)[1]
+    stderr = stderr_of_ended(process, timeout=60)
     assert process.returncode == 128 + signal.SIGTERM, stderr
     assert "Traceback" not in stderr, stderr
     assert os.listdir(out) == [], f"left behind: {os.listdir(out)}"
@@ -497,6 +497,18 @@ def tokenize_command(tmp_path, prelude=""):
     code = prelude + "from xlpe_fairseq.preprocessing.tokenize import main; main()"
     return [sys.executable, "-c", code, "--lang", "en", "--input", str(source), "--output",
             str(tmp_path / "out" / "tok.en"), "--workers", "2", "--chunk-size", "1000"]
+
+
+def stderr_of_ended(process, timeout):
+    """``process``'s stderr once it ended; one still running after ``timeout`` seconds is
+    killed, so that it cannot stay behind as a child of the test process, and fails the test."""
+    try:
+        return process.communicate(timeout=timeout)[1]
+    except subprocess.TimeoutExpired:
+        process.kill()
+        stderr = process.communicate()[1]
+        pytest.fail(f"the command still ran {timeout} s after the signal (killed); "
+                    f"stderr: {stderr[-2000:]}")
 
 
 def alive(pid):
@@ -530,7 +542,7 @@ def assert_processes_end(pids, what="workers"):
 
 def assert_stopped_cleanly(process, signum, out, workers):
     """Exit status 128 + ``signum``, no traceback, nothing left in ``out``, no worker left."""
-    stderr = process.communicate(timeout=60)[1]
+    stderr = stderr_of_ended(process, timeout=60)
     assert process.returncode == 128 + signum, stderr
     for noise in ("Traceback", "Exception ignored", "KeyboardInterrupt"):
         assert noise not in stderr, stderr
@@ -578,7 +590,7 @@ def test_an_ignored_hangup_stays_ignored(tmp_path):
     while not os.listdir(tmp_path / "out") and time.monotonic() < deadline:
         time.sleep(0.05)
     process.send_signal(signal.SIGHUP)
-    stderr = process.communicate(timeout=120)[1]
+    stderr = stderr_of_ended(process, timeout=120)
     assert process.returncode == 0, stderr
     assert os.listdir(tmp_path / "out") == ["tok.en"], os.listdir(tmp_path / "out")
 

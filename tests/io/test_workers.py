@@ -1,6 +1,8 @@
 """The ordered parallel map: results in order, no thread or worker left, a dead worker an error."""
 import os
 import signal
+import struct
+import sys
 import threading
 import time
 
@@ -73,6 +75,31 @@ def test_a_worker_deaf_to_sigterm_is_killed_when_the_command_stops():
         with pytest.raises(KeyboardInterrupt):
             list(parallel_imap(_deaf_to_sigterm, chunks(), 2))
         assert time.monotonic() - started < 30, "the pool waited for its deaf workers"
+        assert child_processes() == [], "workers still running after the pool stopped"
+    finally:
+        signal.alarm(0)
+
+
+def _half_a_result_then_wait(chunk):
+    """A worker stopped while it sends a large result: the results pipe holds half a message."""
+    results = sys._getframe(1).f_locals["result_queue"]  # concurrent.futures' worker loop
+    results._writer._send(struct.pack("!i", 1 << 20) + b"x" * 100)
+    time.sleep(60)
+    return chunk
+
+
+def test_a_worker_stopped_in_the_middle_of_a_result_does_not_hang_the_command():
+    signal.alarm(60)  # a hang fails the test instead of the whole run
+    try:
+        def chunks():
+            yield [0]
+            time.sleep(1)  # the worker has sent half its result by now
+            raise KeyboardInterrupt
+
+        started = time.monotonic()
+        with pytest.raises(KeyboardInterrupt):
+            list(parallel_imap(_half_a_result_then_wait, chunks(), 2))
+        assert time.monotonic() - started < 30, "the pool waited for the rest of the result"
         assert child_processes() == [], "workers still running after the pool stopped"
     finally:
         signal.alarm(0)

@@ -67,6 +67,11 @@ def parallel_imap(func, chunks, workers, total=None, desc="", unit="lines", size
                     process.join(timeout=max(0.0, deadline - time.monotonic()))
                     if process.is_alive():
                         process.kill()
+                # a worker ended while it sent a result leaves half a message in the results
+                # pipe, and the executor's thread would wait for the rest forever: with the
+                # workers gone, this process holds the pipe's last write end, and closing it
+                # turns the wait into an end of file, which the thread takes for a broken pool
+                executor._result_queue._writer.close()
                 executor.shutdown(wait=True, cancel_futures=True)
             raise
         executor.shutdown()
