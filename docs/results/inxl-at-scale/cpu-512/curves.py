@@ -3,7 +3,11 @@ seeds) and against the Transformer, with InXL's input statistics beside them.
 
     python docs/results/inxl-at-scale/cpu-512/curves.py LOG_DIR OUT_DIR
 
-LOG_DIR holds one fairseq-train log per run, named ROW-sSEED.log (run.sh); OUT_DIR gets
+LOG_DIR holds one fairseq-train log per run, named ROW-sSEED.log (run.sh), and may hold
+curves.tsv files this script wrote before (runs whose logs are gone; a log of the same
+ROW-sSEED takes precedence, and the runs are then taken to train as before: fairseq-train on
+the CPU repeats to the bit on the same data-bin, which a rerun's first validation checks);
+OUT_DIR gets
 curves.tsv (every run, every validation), table.md (means over seeds at every validation;
 blank where a row's runs did not reach it), paired.md (each row's training NLL minus the
 Transformer's of the same seed, which trains on the same batches: per seed, and their mean
@@ -41,9 +45,26 @@ def run_points(log):
     return points
 
 
+def earlier_runs(tsv):
+    """{(row, seed): points} as ``run_points`` gives them, from a curves.tsv of this script."""
+    runs = defaultdict(dict)
+    with open(tsv, encoding="utf-8") as lines:
+        next(lines)
+        for line in lines:
+            row, seed, update, train, valid, norm, saturated = line.rstrip("\n").split("\t")
+            point = {"train_nll": float(train), "valid_nll": float(valid)}
+            if norm:
+                point.update(xlpe_in_norm=float(norm), xlpe_saturated=float(saturated))
+            runs[row, int(seed)][int(update)] = point
+    return runs
+
+
 def main(log_dir, out_dir):
     out = Path(out_dir)
     runs = defaultdict(dict)
+    for tsv in sorted(Path(log_dir).glob("*.tsv")):
+        for (row, seed), points in earlier_runs(tsv).items():
+            runs[row][seed] = points
     for log in sorted(Path(log_dir).glob("*.log")):
         row, seed = re.fullmatch(r"(.+)-s(\d+)", log.stem).groups()
         runs[row][int(seed)] = run_points(log)
