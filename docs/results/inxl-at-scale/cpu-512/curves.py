@@ -166,7 +166,11 @@ def paired_table(runs, bases, title):
 
 
 def plot(path, runs):
+    from matplotlib import colormaps
     from matplotlib.figure import Figure
+
+    # more rows than the default cycle's ten colours
+    colours = colormaps["tab20"]
 
     figure = Figure(figsize=(9, 4), dpi=110, layout="constrained")
     for k, measure in enumerate(("train_nll", "valid_nll")):
@@ -174,7 +178,7 @@ def plot(path, runs):
         for n, (row, seeds) in enumerate(runs.items()):
             for seed, points in sorted(seeds.items()):
                 updates = sorted(points)
-                axes.plot(updates, [points[u][measure] for u in updates], color=f"C{n}",
+                axes.plot(updates, [points[u][measure] for u in updates], color=colours(n % 20),
                           marker="o", markersize=3, label=row if seed == min(seeds) else None)
         axes.set_xlabel("update")
         axes.set_ylabel(f"{measure.split('_')[0]} NLL (bits)")
