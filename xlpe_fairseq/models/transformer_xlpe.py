@@ -365,8 +365,8 @@ class TransformerXLPEModel(TransformerModel):
                             default=UV_LR_SCALE,
                             help="U and V (Eq. 7) take Adam steps S times as large as the "
                             f"other weights, 0 < S <= 1 (default {UV_LR_SCALE}; 1: as the "
-                            "paper, with which InXL lagged the Transformer at 512 wide and "
-                            "6+6 layers but gained more at 128 wide and 2+2; docs/models.md)")
+                            "paper, which lagged at 512 wide, 6+6; 0.25 kept pace there and "
+                            "was level with 1 at 128 wide, 2+2; docs/models.md)")
         parser.add_argument("--xlpe-xl-warmup-updates", type=int, metavar="N",
                             help="bring Eq. 7's PE_XL V term in linearly over the first N "
                             "updates (default 0: from the start, as the paper)")
