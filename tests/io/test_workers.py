@@ -62,22 +62,28 @@ def _deaf_to_sigterm(chunk):
     return chunk
 
 
-def test_a_worker_deaf_to_sigterm_is_killed_when_the_command_stops():
+def assert_stops_at_once(func, chunks, waited_for):
+    """The command stops (KeyboardInterrupt from its input) while workers run ``func``: the
+    pool ends within 30 s, not after ``waited_for``, and leaves no worker."""
     signal.alarm(60)  # a hang fails the test instead of the whole run
     try:
-        def chunks():
-            yield [0]
-            yield [1]
-            time.sleep(1)  # both workers ignore SIGTERM by now
-            raise KeyboardInterrupt
-
         started = time.monotonic()
         with pytest.raises(KeyboardInterrupt):
-            list(parallel_imap(_deaf_to_sigterm, chunks(), 2))
-        assert time.monotonic() - started < 30, "the pool waited for its deaf workers"
+            list(parallel_imap(func, chunks, 2))
+        assert time.monotonic() - started < 30, f"the pool waited for {waited_for}"
         assert child_processes() == [], "workers still running after the pool stopped"
     finally:
         signal.alarm(0)
+
+
+def test_a_worker_deaf_to_sigterm_is_killed_when_the_command_stops():
+    def chunks():
+        yield [0]
+        yield [1]
+        time.sleep(1)  # both workers ignore SIGTERM by now
+        raise KeyboardInterrupt
+
+    assert_stops_at_once(_deaf_to_sigterm, chunks(), "its deaf workers")
 
 
 def _half_a_result_then_wait(chunk):
@@ -89,17 +95,9 @@ def _half_a_result_then_wait(chunk):
 
 
 def test_a_worker_stopped_in_the_middle_of_a_result_does_not_hang_the_command():
-    signal.alarm(60)  # a hang fails the test instead of the whole run
-    try:
-        def chunks():
-            yield [0]
-            time.sleep(1)  # the worker has sent half its result by now
-            raise KeyboardInterrupt
+    def chunks():
+        yield [0]
+        time.sleep(1)  # the worker has sent half its result by now
+        raise KeyboardInterrupt
 
-        started = time.monotonic()
-        with pytest.raises(KeyboardInterrupt):
-            list(parallel_imap(_half_a_result_then_wait, chunks(), 2))
-        assert time.monotonic() - started < 30, "the pool waited for the rest of the result"
-        assert child_processes() == [], "workers still running after the pool stopped"
-    finally:
-        signal.alarm(0)
+    assert_stops_at_once(_half_a_result_then_wait, chunks(), "the rest of the result")
