@@ -5,8 +5,9 @@
 # against Eq. 7 as the GPU run that lagged trained it (random U and V at the full learning
 # rate, "-paper"), with controls that split the two changes (identity at the full rate, random
 # U and V at the tenth), the identity at a quarter of the step (-uv0.25, which kept pace on the
-# CPU as well, with twice the XL term, and gained more at 128 wide), the XL positions themselves (monotone), the Combination mode, and width
-# and depth for the paper's setting (2+2 layers at 512, 6+6 at 256).
+# CPU as well, with twice the XL term, and gained more at 128 wide), the XL positions themselves
+# (monotone), the Combination mode, and width and depth for the paper's setting (2+2 layers at
+# 512, 6+6 at 256).
 #
 #   docs/results/inxl-at-scale/grid.sh DATA OUT [UPDATES] [DEVICE_OPTIONS]
 #
