@@ -101,3 +101,27 @@ def test_a_worker_stopped_in_the_middle_of_a_result_does_not_hang_the_command():
         raise KeyboardInterrupt
 
     assert_stops_at_once(_half_a_result_then_wait, chunks(), "the rest of the result")
+
+
+def _half_a_result_then_die(chunk):
+    """Chunk [0]: a worker killed (e.g. by the OOM killer) while it sends a large result, half
+    of it in the results pipe; the other worker lives on with its chunk."""
+    if chunk == [0]:
+        results = sys._getframe(1).f_locals["result_queue"]  # concurrent.futures' worker loop
+        results._writer._send(struct.pack("!i", 1 << 20) + b"x" * 100)
+        os.kill(os.getpid(), signal.SIGKILL)
+    time.sleep(60)
+    return chunk
+
+
+def test_a_worker_that_dies_in_the_middle_of_a_result_is_an_error_not_a_hang():
+    signal.alarm(60)  # a hang fails the test instead of the whole run
+    try:
+        started = time.monotonic()
+        with pytest.raises(ToolError, match="a worker process died"):
+            list(parallel_imap(_half_a_result_then_die, iter([[0], [1]]), 2))
+        assert time.monotonic() - started < 30, \
+            "the pool waited for the rest of the dead worker's result, or for the live worker"
+        assert child_processes() == [], "workers still running after the pool stopped"
+    finally:
+        signal.alarm(0)

@@ -7,6 +7,7 @@ import signal
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import TimeoutError as ResultNotYet
 from concurrent.futures.process import BrokenProcessPool
 
 from tqdm import tqdm
@@ -42,13 +43,15 @@ def parallel_imap(func, chunks, workers, total=None, desc="", unit="lines", size
                                        initializer=_start_worker, initargs=(os.getpid(),))
         try:
             pending = collections.deque()
+            processes = set()  # the workers forked so far
             for chunk in chunks:
                 if len(pending) >= window:
-                    yield _collect(pending.popleft(), bar, size)
+                    yield _collect(pending.popleft(), bar, size, processes)
                 with termination_deferred():  # the first submit forks the workers
                     pending.append(executor.submit(func, chunk))
+                processes |= set(multiprocessing.active_children()) - before
             while pending:
-                yield _collect(pending.popleft(), bar, size)
+                yield _collect(pending.popleft(), bar, size, processes)
         except BaseException:
             with termination_deferred():
                 # stop at once: the running chunks' results are not wanted any more. The
@@ -92,14 +95,33 @@ def _start_worker(parent_pid):
         os._exit(1)
 
 
-def _collect(future, bar, size):
-    try:
-        result = future.result()
-    except BrokenProcessPool:
-        raise ToolError("a worker process died (killed by a signal, e.g. out of memory); "
-                        "run with --workers 1 to see its error") from None
-    bar.update(size(result))
-    return result
+_WORKER_DIED = ("a worker process died (killed by a signal, e.g. out of memory); "
+                "run with --workers 1 to see its error")
+# how long the executor has to report a dead worker as a broken pool before it is taken for
+# one that died in the middle of a result
+_DEATH_GRACE_SECONDS = 3.0
+
+
+def _collect(future, bar, size, processes):
+    """The result of ``future``; a dead worker among ``processes`` is a ToolError, also when the
+    executor cannot tell: a worker that died while it sent a result leaves half a message in
+    the results pipe, and the executor's thread waits for the rest for as long as any other
+    worker, alive, holds the pipe open."""
+    noticed_death = None
+    while True:
+        try:
+            result = future.result(timeout=1.0)
+        except BrokenProcessPool:
+            raise ToolError(_WORKER_DIED) from None
+        except ResultNotYet:
+            if noticed_death is None:
+                if any(process.exitcode is not None for process in processes):
+                    noticed_death = time.monotonic()
+            elif time.monotonic() - noticed_death > _DEATH_GRACE_SECONDS:
+                raise ToolError(_WORKER_DIED) from None
+            continue
+        bar.update(size(result))
+        return result
 
 
 def child_processes(parent=None):
