@@ -296,18 +296,21 @@ def test_fairseq_train_slows_u_and_v_by_default_and_1_restores_the_paper(flags, 
         f"fairseq-train {' '.join(flags) or 'without --xlpe-uv-lr-scale'} must train at {scale}"
 
 
-def test_a_checkpoint_from_before_the_lr_scale_reloads_at_the_scale_it_was_trained_at():
-    """Its saved options hold no --xlpe-uv-lr-scale; its U and V were stored undivided."""
-    trained, task = build_model(ARCH, xlpe_mode="inxl", xlpe_uv_lr_scale=1.0)
+@pytest.mark.parametrize("saved, trained_at", [({}, 1.0), ({"xlpe_uv_lr_scale": 0.1}, 0.1)],
+                         ids=["before-the-option", "at-the-old-default"])
+def test_a_checkpoint_reloads_at_the_scale_it_was_trained_at(saved, trained_at):
+    """A checkpoint from before the option holds no --xlpe-uv-lr-scale (its U and V were
+    stored undivided); one trained at the default before 0.25 holds 0.1."""
+    trained, task = build_model(ARCH, xlpe_mode="inxl", xlpe_uv_lr_scale=trained_at)
     with torch.no_grad():
         trained.encoder.pe_in.v.weight.normal_()
-    saved_options = Namespace(arch=ARCH, **TINY, xlpe_mode="inxl")
+    saved_options = Namespace(arch=ARCH, **TINY, xlpe_mode="inxl", **saved)
     transformer_xlpe_iwslt_de_en(saved_options)
     reloaded = TransformerXLPEModel.build_model(saved_options, task).eval()
     reloaded.load_state_dict(trained.state_dict())
     batch = batch_for(task)
     assert torch.equal(reloaded(**batch["net_input"])[0], trained(**batch["net_input"])[0]), \
-        "an old checkpoint must decode as it did, not with the new default's smaller U and V"
+        f"a checkpoint trained at {trained_at} must decode as it did, not at today's default"
 
 
 def test_xl_warmup_reaches_pe_in_through_fairseq_s_update_hook():

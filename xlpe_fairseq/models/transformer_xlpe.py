@@ -364,9 +364,10 @@ class TransformerXLPEModel(TransformerModel):
         parser.add_argument("--xlpe-uv-lr-scale", type=float, metavar="S",
                             default=UV_LR_SCALE,
                             help="U and V (Eq. 7) take Adam steps S times as large as the "
-                            f"other weights, 0 < S <= 1 (default {UV_LR_SCALE}; 1: as the "
-                            "paper, which lagged at 512 wide, 6+6; 0.25 kept pace there and "
-                            "was level with 1 at 128 wide, 2+2; docs/models.md)")
+                            f"other weights, 0 < S <= 1 (default {UV_LR_SCALE}: kept pace "
+                            "with the Transformer at 512 wide, 6+6, and was level with 1 at "
+                            "128 wide, 2+2; 1: as the paper, which lagged at 512; 0.1: the "
+                            "default before; docs/models.md)")
         parser.add_argument("--xlpe-xl-warmup-updates", type=int, metavar="N",
                             help="bring Eq. 7's PE_XL V term in linearly over the first N "
                             "updates (default 0: from the start, as the paper)")

@@ -7,8 +7,9 @@ from ..io import OptionError
 
 XLPE_INITS = ("identity", "xavier")
 # --xlpe-uv-lr-scale's default for new runs, chosen by measurement (docs/models.md): at 512
-# wide and 6+6 layers U and V stepped as every other weight saturated PE_IN and slowed InXL
-UV_LR_SCALE = 0.1
+# wide and 6+6 layers U and V stepped as every other weight saturated PE_IN and slowed InXL;
+# a quarter of the step keeps pace there and keeps the 128-wide gains that a tenth gave up
+UV_LR_SCALE = 0.25
 
 
 class InputXLPositions(nn.Module):
@@ -36,8 +37,9 @@ class InputXLPositions(nn.Module):
     whatever its gradient's size, moves them ``lr_scale`` times as far a step. A step moves
     each unit of ``PE_abs U`` by up to the learning rate times the sum over ``d`` inputs, so at
     a fixed learning rate a wider model's input saturates sooner. ``fairseq-train`` defaults
-    to ``UV_LR_SCALE`` (0.1), with which InXL keeps pace with the Transformer at 512 wide and
-    6+6 layers where 1 lagged (docs/models.md); the module's own default, 1, is Eq. 7 as printed.
+    to ``UV_LR_SCALE`` (0.25), with which InXL keeps pace with the Transformer at 512 wide and
+    6+6 layers where 1 lagged, and gains as 1 does at 128 wide (docs/models.md); the module's
+    own default, 1, is Eq. 7 as printed.
 
     ``xl_warmup_updates`` (``--xlpe-xl-warmup-updates N``) brings the ``PE_XL V`` term in
     linearly, weighted by ``min(1, update / N)``: at update 0 ``PE_IN`` is ``tanh(PE_abs U)``
