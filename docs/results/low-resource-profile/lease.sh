@@ -15,31 +15,16 @@
 #
 #   docs/results/low-resource-profile/lease.sh SEED CORPUS WORK [more xlpe-study options]
 #
-# CORPUS: the OUT of data_prep/prepare-libreoffice.sh en-tr. SRC and TGT (en, tr) name the
-# languages; JOBS (4) runs train at once, at most the machine's cores. Options after WORK go
-# to xlpe-study after these and win (a CPU dry run: --cpu --updates 2).
+# CORPUS: the OUT of data_prep/prepare-libreoffice.sh en-tr. SRC, TGT, JOBS and the options
+# after WORK: see ../gpu_lease.sh.
 set -euo pipefail
-if [[ $# -lt 3 ]]; then
-    echo "usage: $0 SEED CORPUS WORK [xlpe-study options]" >&2
-    exit 2
-fi
-SEED=$1
-CORPUS=$2
-WORK=$3
-shift 3
-SRC=${SRC:-en}
-TGT=${TGT:-tr}
+source "$(dirname "$0")/../gpu_lease.sh"
 REGULARISED="--attention-dropout 0.1 --activation-dropout 0.1 --label-smoothing 0.2"
 SMALL_BATCH="--max-tokens 4096"
 SHALLOW="--encoder-layers 5 --decoder-layers 5 --encoder-attention-heads 2"
 SHALLOW="$SHALLOW --decoder-attention-heads 2"
-exec xlpe-study --data-bin "$CORPUS/data-bin/dpe" \
-    --source-lang "$SRC" --target-lang "$TGT" --reference "$CORPUS/raw/test.$TGT" \
-    --profile gpu-iwslt --checkpoint best \
-    --train-args "--num-workers 0 --save-interval 1000 --validate-interval 1000" \
+run_lease --data-bin "$CORPUS/data-bin/dpe" \
     --models transformer regularised regularised-4k regularised-4k-5l2h \
     --variant "regularised=transformer $REGULARISED" \
     --variant "regularised-4k=transformer $REGULARISED $SMALL_BATCH" \
-    --variant "regularised-4k-5l2h=transformer $REGULARISED $SMALL_BATCH $SHALLOW" \
-    --baseline transformer \
-    --seeds "$SEED" --jobs "${JOBS:-4}" --work "$WORK" "$@"
+    --variant "regularised-4k-5l2h=transformer $REGULARISED $SMALL_BATCH $SHALLOW"
