@@ -20,7 +20,7 @@ from test_hostile_input import assert_processes_end
 from xlpe_fairseq.evaluation.study.cli import build_parser
 from xlpe_fairseq.evaluation.study.plan import Study
 from xlpe_fairseq.evaluation.study.profiles import PROFILES
-from xlpe_fairseq.io import child_processes
+from xlpe_fairseq.io import InputError, child_processes
 
 
 ABSOLUTE_PATH = re.compile(r"(^|[\s`'=])/\w", re.MULTILINE)
@@ -487,3 +487,75 @@ def test_best_checkpoint_holds_the_lowest_validation_of_the_run(corpus, tmp_path
                       weights_only=False)
     assert abs(best["extra_state"]["val_loss"] - min(losses)) < 1e-3, (best["extra_state"],
                                                                        losses)
+
+
+def test_averaging_saves_and_keeps_the_validations_it_averages(corpus, tmp_path):
+    """--checkpoint average saves a checkpoint at every validation and keeps as many as it
+    averages; --train-args that keep fewer are refused before anything trains."""
+    def command(*extra, train_args=TINY):
+        args = build_parser().parse_args(study_args(corpus, tmp_path / "work", *extra))
+        args.train_args = train_args
+        return Study(args).train_command("transformer", 1)
+
+    interval = str(PROFILES["cpu-demo"]["validate_every"])
+    averaged = command("--checkpoint", "average", "--average-last", "3")
+    assert averaged[averaged.index("--save-interval-updates") + 1] == interval, averaged
+    assert averaged[averaged.index("--keep-interval-updates") + 1] == "3", \
+        "the study must keep the checkpoints of as many validations as it averages"
+    kept_all = command("--checkpoint", "average", train_args="--keep-interval-updates -1")
+    assert kept_all.count("--keep-interval-updates") == 1, kept_all
+    with pytest.raises(InputError, match="keeps 2 interval checkpoints.*fewer than the 3"):
+        command("--checkpoint", "average", "--average-last", "3",
+                train_args="--keep-interval-updates 2")
+    refused = xlpe_study(*study_args(corpus, tmp_path / "refused", "--checkpoint", "average",
+                                     "--train-args", TINY + " --keep-interval-updates 1"))
+    assert refused.returncode == 1 and "fewer than the 5" in refused.stderr, refused.stderr
+    assert not (tmp_path / "refused").exists(), "nothing may train or be written when refused"
+
+
+def test_a_work_folder_from_before_averaging_keeps_its_settings(corpus, tmp_path):
+    """Folders made before --checkpoint average existed have no average_last in their
+    settings.json; they must resume, not be refused as made with other settings."""
+    args = build_parser().parse_args(study_args(corpus, tmp_path / "work"))
+    study = Study(args)
+    study.check_settings()
+    path = tmp_path / "work" / "settings.json"
+    settings = json.loads(path.read_text())
+    del settings["average_last"]
+    path.write_text(json.dumps(settings))
+    Study(args).check_settings()
+    averaged = build_parser().parse_args(study_args(corpus, tmp_path / "work",
+                                                    "--checkpoint", "average"))
+    with pytest.raises(InputError, match="average_last, checkpoint differ"):
+        Study(averaged).check_settings()
+
+
+def test_the_average_checkpoint_is_the_mean_of_the_last_validations(corpus, tmp_path):
+    """End to end: the run is decoded with checkpoint_average.pt, whose weights are the mean of
+    the checkpoints its last two validations saved, and the report says so."""
+    import torch
+    work = tmp_path / "work"
+    args = study_args(corpus, work, "--checkpoint", "average", "--average-last", "2")
+    args[args.index("--models") + 1:args.index("--seeds")] = ["transformer"]
+    args[args.index("--seeds") + 1:args.index("--updates")] = ["1"]
+    # small batches: an epoch of more than 6 updates, as fairseq saves no update checkpoint
+    # at a validation that ends an epoch
+    args[args.index("--train-args") + 1] = TINY + " --max-tokens 200 --validate-interval-updates 2"
+    result = xlpe_study(*args)
+    assert result.returncode == 0, result.stderr[-3000:]
+    checkpoints = work / "runs" / "transformer" / "seed1" / "checkpoints"
+    kept = sorted(checkpoints.glob("checkpoint_*_*.pt"))
+    assert [int(path.stem.rsplit("_", 1)[1]) for path in kept] == [4, 6], \
+        f"the last two validations' checkpoints (updates 4 and 6) expected, found {kept}"
+    states = [torch.load(path, map_location="cpu", weights_only=False)["model"]
+              for path in kept]
+    averaged = torch.load(checkpoints / "checkpoint_average.pt", map_location="cpu",
+                          weights_only=False)["model"]
+    for name, value in averaged.items():
+        assert torch.allclose(value, (states[0][name] + states[1][name]) / 2, atol=1e-6), \
+            f"{name} is not the mean of the two checkpoints"
+    embedding = "encoder.embed_tokens.weight"
+    assert not torch.equal(states[0][embedding], states[1][embedding]), \
+        "the two checkpoints must differ, or the mean proves nothing"
+    assert "the mean of the checkpoints of the last 2 validations" in \
+        (work / "report.md").read_text()

@@ -37,6 +37,7 @@ def run_study(args):
                                       if args.gold else []))
     for model in args.models:
         study.flags(model)
+        study.train_command(model, args.seeds[0])  # what it refuses, it refuses before training
         for _, test_positions in study.evaluations(model):
             study.data_bin(model, test_positions)
     # read before the work folder is made; the gold and BPE text, which xlpe-aer reads only
@@ -135,10 +136,16 @@ def build_parser():
     parser.add_argument("--jobs", type=WORKERS, default=1,
                         help="runs trained at once (default: 1; on a CPU set OMP_NUM_THREADS to "
                         "cores / jobs)")
-    parser.add_argument("--checkpoint", choices=["last", "best"], default="last",
-                        help="checkpoint each run is evaluated with: last, or best (lowest valid "
+    parser.add_argument("--checkpoint", choices=["last", "best", "average"], default="last",
+                        help="checkpoint each run is evaluated with: last; best (lowest valid "
                         "loss; every validation then saves a checkpoint, as fairseq updates "
-                        "checkpoint_best.pt only when it saves) (default: last)")
+                        "checkpoint_best.pt only when it saves); or average (the mean of the "
+                        "checkpoints saved at the last --average-last validations; fairseq "
+                        "saves none at a validation that ends an epoch, so such a validation "
+                        "does not count) (default: last)")
+    parser.add_argument("--average-last", type=positive_int, default=5, metavar="N",
+                        help="with --checkpoint average: how many of the last validations' "
+                        "checkpoints are averaged (default: 5, as the DPE paper averages)")
     parser.add_argument("--gen-subset", default="test")
     parser.add_argument("--generate-args", type=shell_words, default="--beam 5 --batch-size 100",
                         help="fairseq-generate options, one string (default: %(default)s)")

@@ -167,10 +167,16 @@ class Study:
         validate = [] if asked else ["--validate-interval-updates", interval]
         # fairseq updates checkpoint_best.pt only when it saves, and it saves at epoch ends and
         # --save-interval-updates: without a save at each validation "best" can be the last
-        if args.checkpoint == "best" and not option_value(train_args, "--save-interval-updates"):
+        if args.checkpoint != "last" and not option_value(train_args, "--save-interval-updates"):
             validate += ["--save-interval-updates", interval]
-            if not option_value(train_args, "--keep-interval-updates"):
-                validate += ["--keep-interval-updates", "1"]
+        keep = option_value(train_args, "--keep-interval-updates")
+        wanted = args.average_last if args.checkpoint == "average" else 1
+        if args.checkpoint != "last" and not keep:
+            validate += ["--keep-interval-updates", str(wanted)]
+        elif args.checkpoint == "average" and keep.isdigit() and 0 < int(keep) < wanted:
+            raise InputError(f"--train-args keeps {keep} interval checkpoints "
+                             f"(--keep-interval-updates), fewer than the {wanted} that "
+                             "--average-last averages")
         return [
             sys.executable, "-m", "fairseq_cli.train", str(self.data_bin(model)),
             "--user-dir", USER_DIR, "--task", "translation_reorder",
@@ -193,6 +199,8 @@ class Study:
             "xlpe_data_bin": self.args.xlpe_data_bin and os.path.abspath(self.args.xlpe_data_bin),
             "source_lang": self.args.source_lang, "target_lang": self.args.target_lang,
             "generate_args": self.args.generate_args, "checkpoint": self.args.checkpoint,
+            # absent from folders made before averaging was an option: None is their value
+            "average_last": self.args.average_last if self.args.checkpoint == "average" else None,
             "cpu": self.args.cpu,
             # an explicit --tokenize (None: the target language's, which target_lang fixes)
             "tokenize": self.args.tokenize,

@@ -32,6 +32,11 @@ def position_sets_text(positions):
         "`MODEL`, decoded with SET's test positions."]
 
 
+def averaged_text(settings):
+    last = settings.get("average_last")
+    return f" (the mean of the checkpoints of the last {counted(last, 'validation')})" if last else ""
+
+
 def counted(number, noun):
     return f"{number} {noun}{'' if number == 1 else 's'}"
 
@@ -87,7 +92,8 @@ def markdown_report(summary, commands, work):
         "",
         f"Profile `{settings['profile']}`, {settings['updates']} updates per run, data "
         f"`{settings['data_bin']}`, {settings['source_lang']}→{settings['target_lang']}, "
-        f"checkpoint `{settings['checkpoint']}`, generate `{settings['generate_args']}`.",
+        f"checkpoint `{settings['checkpoint']}`{averaged_text(settings)}, generate "
+        f"`{settings['generate_args']}`.",
         *position_sets_text(settings["positions"]),
         *variants_text(settings.get("variants"), summary["models"]),
         "", header, "|---" * (header.count("|") - 1) + "|",

@@ -12,8 +12,10 @@ import time
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 
 import numpy as np
+import torch
 
 from ...io import InputError, Terminated, ToolError, atomic_output, child_processes
+from ..average_checkpoints import average, last_checkpoints
 from ..bleu import bleu_tokenizer, detokenize, score
 from ..compare import generate, read_checkpoint, stored_parameter_count
 from ..generate_output import IncompleteGenerationError, read_hypotheses
@@ -44,6 +46,18 @@ def train(study, model, seed):
 
 def checkpoint_to_decode(study, model, seed):
     return study.run_dir(model, seed) / "checkpoints" / f"checkpoint_{study.args.checkpoint}.pt"
+
+
+def average_last_validations(study, model, seed):
+    """With ``--checkpoint average``: write the run's checkpoint_average.pt, the mean of the
+    checkpoints its last ``--average-last`` validations saved (once; the study's settings fix
+    how many)."""
+    output = checkpoint_to_decode(study, model, seed)
+    if output.exists():
+        return
+    paths = last_checkpoints(str(output.parent), study.args.average_last)
+    with atomic_output(str(output), "wb") as out:
+        torch.save(average(paths), out)
 
 
 def result_files(study, model, seed, test_positions=None):
@@ -173,6 +187,8 @@ def train_and_evaluate(study, model, seed, references):
     """One run: train (or resume), then every evaluation not done yet (a test position set added
     to a finished study decodes only with that set); returns the main evaluation's result."""
     train(study, model, seed)
+    if study.args.checkpoint == "average":
+        average_last_validations(study, model, seed)
     results = []
     for _, name in study.evaluations(model):
         result_json = result_files(study, model, seed, name)[1]
