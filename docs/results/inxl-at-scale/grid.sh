@@ -25,6 +25,7 @@ DEVICE=${4:---fp16}
 TRAIN_SECONDS=${TRAIN_SECONDS:-100000}
 CHECKPOINTS=${CHECKPOINTS:-$OUT/checkpoints}
 mkdir -p "$OUT" "$CHECKPOINTS"
+: > "$OUT/exits.txt"
 source "$(dirname "$0")/gpu_iwslt.sh"
 WIDE=(--encoder-embed-dim 256 --decoder-embed-dim 256)
 SHALLOW=(--encoder-layers 2 --decoder-layers 2)
@@ -73,3 +74,9 @@ for checkpoint in "$CHECKPOINTS"/{inxl,combination}*/checkpoint_last.pt; do
         --data-bin "$data_bin" > "$OUT/$name.diagnostics.json" 2>> "$OUT/diagnostics.err" &
 done
 wait
+# a run stopped by TRAIN_SECONDS (exit 124) still has its curve; any other exit is a failure
+failed=$(grep -v -E ': exit (0|124)$' "$OUT/exits.txt")
+if [[ -n $failed ]]; then
+    echo "grid.sh: runs failed (logs in $OUT):" $failed >&2
+    exit 1
+fi
