@@ -22,7 +22,8 @@ fi
 CORPUS=$(cd "$1" && pwd)
 cd "$(dirname "$0")/../.."
 KIT=${KIT:-$PWD}
-for need in data-bin/text data-bin/xlpe data-bin/dpe sets/oracle sets/monotone; do
+FOLDERS=(data-bin/text data-bin/xlpe data-bin/dpe sets/oracle sets/monotone)
+for need in "${FOLDERS[@]}"; do
     if [[ ! -d $CORPUS/$need ]]; then
         echo "pack.sh: $CORPUS/$need: no such folder (the recipe's data-bins and" \
             "examples/position_sets.sh's sets are needed)" >&2
@@ -73,7 +74,7 @@ copy_folder() {
         fi
     done
 }
-for folder in data-bin/text data-bin/xlpe data-bin/dpe sets/oracle sets/monotone; do
+for folder in "${FOLDERS[@]}"; do
     copy_folder "$CORPUS/$folder" "$KIT/.lease/corpus/$folder"
 done
 mkdir -p "$KIT/.lease/corpus/raw" "$KIT/.lease/grid"

@@ -10,9 +10,9 @@
 # environment, for at most LEASE_SECONDS (540, within a device command's 600), then gets
 # SIGTERM: xlpe-study then stops its runs and exits, and what they had written still comes
 # back. RESULTS is kept on the machine: while it is warm, the same call again resumes an
-# xlpe-study from its runs' last checkpoints. $OUT gets NAME.tar.gz (RESULTS without *.pt, the command's
-# log and device.txt, the GPU and the stack it ran on) and, where RESULTS has them at its top
-# or one folder down, report.md and curves.png. For example:
+# xlpe-study from its runs' last checkpoints. $OUT gets NAME.tar.gz (RESULTS without *.pt, the
+# command's log and device.txt, the GPU and the stack it ran on) and, where RESULTS has them at
+# its top or one folder down, report.md and curves.png. For example:
 #
 #   scripts/gpu_lease/run.sh inxl-seed1 \
 #       bash -c 'docs/results/inxl-at-scale/lease.sh 1 "$CORPUS" "$RESULTS/work"'

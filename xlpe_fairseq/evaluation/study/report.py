@@ -34,7 +34,9 @@ def position_sets_text(positions):
 
 def averaged_text(settings):
     last = settings.get("average_last")
-    return f" (the mean of the checkpoints of the last {counted(last, 'validation')})" if last else ""
+    if not last:
+        return ""
+    return f" (the mean of the checkpoints of the last {counted(last, 'validation')})"
 
 
 def counted(number, noun):
