@@ -64,6 +64,17 @@ def average(paths):
     return newest
 
 
+def write_average(directory, count, output):
+    """Write ``output``, the average of the ``count`` newest checkpoints in ``directory``
+    (refused if it would overwrite one of them); returns their paths, newest first."""
+    paths = last_checkpoints(directory, count)
+    check_outputs([output], paths)
+    state = average(paths)
+    with atomic_output(output, "wb") as out:
+        torch.save(state, out)
+    return paths
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="xlpe-average-checkpoints",
                                      description=__doc__.splitlines()[0],
@@ -74,11 +85,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
 
     def body():
-        paths = last_checkpoints(args.checkpoint_dir, args.num)
-        check_outputs([args.output], paths)
-        state = average(paths)
-        with atomic_output(args.output, "wb") as out:
-            torch.save(state, out)
+        paths = write_average(args.checkpoint_dir, args.num, args.output)
         print(f"xlpe-average-checkpoints: {args.output} = mean of "
               f"{', '.join(os.path.basename(p) for p in paths)}", file=sys.stderr)
 

@@ -10,8 +10,6 @@ leaves them.
 import functools
 import re
 
-from sacremoses import MosesDetokenizer
-
 # Han, kana and full-width/half-width forms: characters written without spaces between them
 _CJK_CHARACTER = ("\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
                   "\uff65-\uff9f\U00020000-\U0002fa1f")
@@ -44,6 +42,10 @@ def join_cjk(line):
 
 @functools.cache
 def _moses_detokenizer(language):
+    # imported here: sacremoses compiles its rules on import (0.3 s), and every fairseq command
+    # with --user-dir imports this module through the plugin's tokenizer
+    from sacremoses import MosesDetokenizer
+
     return MosesDetokenizer(lang=language)
 
 

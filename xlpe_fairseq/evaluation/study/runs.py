@@ -12,10 +12,9 @@ import time
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 
 import numpy as np
-import torch
 
 from ...io import InputError, Terminated, ToolError, atomic_output, child_processes
-from ..average_checkpoints import average, last_checkpoints
+from ..average_checkpoints import write_average
 from ..bleu import bleu_tokenizer, detokenize, score
 from ..compare import generate, read_checkpoint, stored_parameter_count
 from ..generate_output import IncompleteGenerationError, read_hypotheses
@@ -55,9 +54,7 @@ def average_last_validations(study, model, seed):
     output = checkpoint_to_decode(study, model, seed)
     if output.exists():
         return
-    paths = last_checkpoints(str(output.parent), study.args.average_last)
-    with atomic_output(str(output), "wb") as out:
-        torch.save(average(paths), out)
+    write_average(str(output.parent), study.args.average_last, str(output))
 
 
 def result_files(study, model, seed, test_positions=None):
