@@ -6,9 +6,9 @@ from English into German subordinate clauses). The word alignment and the reorde
 are therefore known exactly, which lets tests check learning and decoding without an aligner.
 """
 import random
-import subprocess
-import sys
 from pathlib import Path
+
+from warm_python import run_module
 
 VOCAB_SIZE = 24
 
@@ -53,12 +53,10 @@ def write_corpus(directory, sizes=None, seed=0, src="xx", tgt="yy"):
 
 def preprocess_corpus(raw, destdir):
     """fairseq-preprocess the corpus under ``raw`` into ``destdir`` (joined dictionary)."""
-    subprocess.run(
-        [sys.executable, "-m", "fairseq_cli.preprocess", "--source-lang", "xx", "--target-lang",
-         "yy", "--trainpref", raw / "train", "--validpref", raw / "valid", "--testpref",
-         raw / "test", "--destdir", destdir, "--joined-dictionary", "--workers", "1"],
-        check=True, capture_output=True,
-    )
+    run_module("fairseq_cli.preprocess", [
+        "--source-lang", "xx", "--target-lang", "yy", "--trainpref", raw / "train",
+        "--validpref", raw / "valid", "--testpref", raw / "test", "--destdir", destdir,
+        "--joined-dictionary", "--workers", "1"]).check_returncode()
     return destdir
 
 

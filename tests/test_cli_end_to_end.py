@@ -1,6 +1,9 @@
 """End to end through the command lines, with --user-dir, on a tiny synthetic corpus:
 fairseq-preprocess -> xlpe-binarize -> fairseq-train -> resume -> fairseq-generate
-(beam, ensemble, --score-reference, --print-alignment) -> fairseq-interactive."""
+(beam, ensemble, --score-reference, --print-alignment) -> fairseq-interactive.
+
+The commands run as ``python -m`` runs them, forked from a process that has imported torch
+and fairseq (``warm_python``); the data-parallel test starts real processes."""
 import os
 import socket
 import subprocess
@@ -12,6 +15,7 @@ import pytest
 import torch
 
 from synthetic_corpus import preprocess_corpus, write_corpus
+from warm_python import run_module
 from xlpe_fairseq.evaluation.generate_output import read_hypotheses
 
 USER_DIR = str(Path(__file__).resolve().parents[1] / "xlpe_fairseq")
@@ -32,8 +36,7 @@ def assert_one_line_error(result, code, expected):
 
 def run(module, *args, stdin=None, expect_failure=False):
     env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONWARNINGS": "ignore"}
-    result = subprocess.run([sys.executable, "-m", module, *map(str, args)], input=stdin,
-                            capture_output=True, text=True, env=env)
+    result = run_module(module, args, stdin=stdin, env=env)
     if expect_failure:
         assert result.returncode != 0, f"{module} should have failed:\n{result.stdout}"
     else:

@@ -1,5 +1,9 @@
 """xlpe-study end to end on the tiny synthetic corpus (two models x two seeds, an interrupted
-run resumed, SIGTERM, position sets, variants) and its command-line checks."""
+run resumed, SIGTERM, position sets, variants) and its command-line checks.
+
+xlpe-study runs forked from a process that has imported torch and fairseq (``warm_python``);
+the trainings and decodings it starts are real processes, as are the studies stopped by
+SIGTERM."""
 import ctypes
 import json
 import os
@@ -17,6 +21,7 @@ import sacrebleu
 
 from test_cli_end_to_end import TINY_MODEL, binarize_positions, binarized_corpus, linked_data_bin
 from test_hostile_input import assert_processes_end
+from warm_python import run_module
 from xlpe_fairseq.evaluation.study.cli import build_parser
 from xlpe_fairseq.evaluation.study.plan import Study
 from xlpe_fairseq.evaluation.study.profiles import PROFILES
@@ -44,8 +49,7 @@ def study_args(corpus, work, *extra):
 
 
 def xlpe_study(*args):
-    return subprocess.run([sys.executable, "-m", "xlpe_fairseq.evaluation.study", *args],
-                          capture_output=True, text=True)
+    return run_module("xlpe_fairseq.evaluation.study", args)
 
 
 def test_study_trains_every_run_resumes_an_interrupted_one_and_reports(corpus):
@@ -53,7 +57,8 @@ def test_study_trains_every_run_resumes_an_interrupted_one_and_reports(corpus):
     # an interrupted run: dpe seed 2 stopped at update 3 of 6
     interrupted = Study(build_parser().parse_args(study_args(corpus, work)))
     command = interrupted.train_command("dpe", 2, max_update=3)
-    assert subprocess.run(command, capture_output=True).returncode == 0
+    assert command[1:3] == ["-m", "fairseq_cli.train"], command
+    assert run_module(command[2], command[3:]).returncode == 0
 
     first = xlpe_study(*study_args(corpus, work))
     assert first.returncode == 0, first.stderr[-3000:]
@@ -256,10 +261,10 @@ def test_position_sets_train_a_control_and_decode_with_other_test_positions(corp
     assert "## How much of the oracle's gain" in (work / "report.md").read_text()
 
     preorderer = corpus.root / "preorderer.pt"
-    subprocess.run([sys.executable, "-m", "xlpe_fairseq.preordering.train", "--source",
-                    str(corpus.raw / "train.xx"), "--reorder", str(corpus.raw / "train.reorder"),
-                    "--save", str(preorderer), "--embed-dim", "16", "--hidden-dim", "16",
-                    "--epochs", "1"], check=True, capture_output=True)
+    run_module("xlpe_fairseq.preordering.train", [
+        "--source", corpus.raw / "train.xx", "--reorder", corpus.raw / "train.reorder", "--save",
+        preorderer, "--embed-dim", "16", "--hidden-dim", "16", "--epochs", "1"]
+    ).check_returncode()
     trained = (run / "train.log").read_text()
     nbest = xlpe_study(*args, "--positions", f"oracle={xlpe}", "--test-positions", "monotone",
                        "oracle", "--preorderer", str(preorderer), "--preorderer-nbest", "2")
