@@ -3,7 +3,8 @@ fairseq-preprocess -> xlpe-binarize -> fairseq-train -> resume -> fairseq-genera
 (beam, ensemble, --score-reference, --print-alignment) -> fairseq-interactive.
 
 The commands run as ``python -m`` runs them, forked from a process that has imported torch
-and fairseq (``warm_python``); the data-parallel test starts real processes."""
+and the libraries fairseq imports (``warm_python``); the data-parallel test starts real
+processes."""
 import os
 import socket
 import subprocess

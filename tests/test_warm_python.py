@@ -8,6 +8,7 @@ import sys
 import pytest
 
 from synthetic_corpus import preprocess_corpus, write_corpus
+from test_cli_end_to_end import USER_DIR
 from warm_python import run_module
 
 COMMAND = """\
@@ -54,11 +55,9 @@ def test_the_plugin_s_one_line_errors_reach_the_forked_command_s_stderr(tmp_path
     data_bin = preprocess_corpus(write_corpus(tmp_path / "raw", sizes={"train": 20, "valid": 4,
                                                                        "test": 4}),
                                  tmp_path / "data-bin")
-    args = [str(data_bin), "--user-dir", os.path.join(os.path.dirname(__file__), os.pardir,
-                                                      "xlpe_fairseq"),
-            "--task", "translation_reorder", "--arch", "transformer_dpe", "--criterion",
-            "label_smoothed_cross_entropy_with_order", "--max-tokens", "100", "--cpu",
-            "--order-lambda", "2"]
+    args = [str(data_bin), "--user-dir", USER_DIR, "--task", "translation_reorder", "--arch",
+            "transformer_dpe", "--criterion", "label_smoothed_cross_entropy_with_order",
+            "--max-tokens", "100", "--cpu", "--order-lambda", "2"]
     fresh = subprocess.run([sys.executable, "-m", "fairseq_cli.train", *args],
                            capture_output=True, text=True)
     forked = run_module("fairseq_cli.train", args)

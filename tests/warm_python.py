@@ -10,9 +10,11 @@ import), and the plugin registers itself by the order of imports, so both are im
 command as in a fresh process. The command runs as ``python -m`` runs it: ``runpy`` executes
 the module as ``__main__`` with the test's environment, working folder and standard streams,
 an uncaught exception goes through ``sys.excepthook`` (which prints the plugin's one-line
-errors) and the threads and ``atexit`` handlers end before the exit. What happens at
-interpreter start or finalization (warnings printed on import, signals) is tested with real
-processes elsewhere.
+errors) and the threads and ``atexit`` handlers end before the exit. The command's own
+process has the server's OpenMP threads and warnings filters (one thread, warnings ignored,
+as the end-to-end tests ask for); the processes it starts take the test's environment. What
+happens at interpreter start or finalization (warnings printed on import, signals) is tested
+with real processes elsewhere.
 """
 import atexit
 import multiprocessing
@@ -23,6 +25,7 @@ import sys
 import tempfile
 import threading
 from multiprocessing import forkserver
+from pathlib import Path
 
 # none of them touches logging or the warnings filters on import
 PRELOAD = ["torch", "numpy", "scipy.stats", "sklearn.metrics", "hydra", "omegaconf", "sacrebleu"]
@@ -103,7 +106,7 @@ def run_module(module, args, stdin=None, env=None, cwd=None):
                   os.fspath(cwd or os.getcwd()), streams))
         process.start()
         process.join()
-        stdout, stderr = (open(path, encoding="utf-8", errors="replace").read()
+        stdout, stderr = (Path(path).read_text(encoding="utf-8", errors="replace")
                           for path in streams[1:])
     return subprocess.CompletedProcess([sys.executable, "-m", module, *args],
                                        process.exitcode, stdout, stderr)

@@ -1,9 +1,9 @@
 """xlpe-study end to end on the tiny synthetic corpus (two models x two seeds, an interrupted
 run resumed, SIGTERM, position sets, variants) and its command-line checks.
 
-xlpe-study runs forked from a process that has imported torch and fairseq (``warm_python``);
-the trainings and decodings it starts are real processes, as are the studies stopped by
-SIGTERM."""
+xlpe-study runs forked from a process that has imported torch and the libraries fairseq
+imports (``warm_python``); the trainings and decodings it starts are real processes, as are
+the studies stopped by SIGTERM."""
 import ctypes
 import json
 import os
