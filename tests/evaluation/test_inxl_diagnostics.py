@@ -28,7 +28,8 @@ def test_readback_of_the_sinusoid_itself_is_perfect_and_of_a_constant_is_chance(
 
 
 def test_identity_init_holds_absolute_positions_and_no_xl_ones():
-    model, task = build_model("transformer_xlpe_iwslt_de_en", xlpe_mode="inxl")
+    model, task = build_model("transformer_xlpe_iwslt_de_en", xlpe_mode="inxl",
+                              xlpe_init="identity")
     batch = make_batch(task.source_dictionary, SOURCES, TARGETS, REORDER)
     found = input_diagnostics(model, [batch])
     assert found["tokens"] == sum(len(s.split()) + 1 for s in SOURCES)

@@ -11,7 +11,7 @@ from fairseq.sequence_generator import SequenceGenerator
 
 from models.model_builders import TINY, build_model, identity_reorder, make_batch
 from xlpe_fairseq.data.reorder_dataset import ReorderPositionsError
-from xlpe_fairseq.modules.input_xl_positions import UV_LR_SCALE
+from xlpe_fairseq.modules.input_xl_positions import SATURATION, UV_LR_SCALE
 from xlpe_fairseq.models.transformer_xlpe import (
     TransformerXLPEModel,
     transformer_xlpe,
@@ -244,9 +244,9 @@ def test_model_declares_positions_as_input():
 
 @pytest.mark.parametrize("mode", ["inxl", "combination"])
 def test_identity_init_starts_as_the_transformer_input_and_learns_v(mode):
-    """The default U = I, V = 0: PE_IN = tanh(PE_abs), whatever the reorder positions, and V
-    still gets a gradient, so PE_XL enters as training goes."""
-    model, task = build_model(ARCH, xlpe_mode=mode, xlpe_heads=2)
+    """--xlpe-init identity, U = I, V = 0: PE_IN = tanh(PE_abs), whatever the reorder
+    positions, and V still gets a gradient, so PE_XL enters as training goes."""
+    model, task = build_model(ARCH, xlpe_mode=mode, xlpe_heads=2, xlpe_init="identity")
     pe_in = model.encoder.pe_in
     assert torch.equal(pe_in.u.weight, torch.eye(16)), "U must start as the identity"
     assert not pe_in.v.weight.any(), "V must start at zero"
@@ -267,19 +267,33 @@ def test_identity_init_starts_as_the_transformer_input_and_learns_v(mode):
     assert pe_in.v.weight.grad.abs().sum() > 0, "V must get a gradient from zero"
 
 
-def test_xavier_init_restores_random_u_and_v():
-    model, _ = build_model(ARCH, xlpe_mode="inxl", xlpe_init="xavier")
+@pytest.mark.parametrize("mode", ["inxl", "combination"])
+def test_default_xavier_init_reads_the_xl_position_from_the_first_update(mode):
+    """The default draws U and V Xavier-uniform: PE_IN = tanh(PE_abs U + PE_XL V) depends on
+    the reorder positions before any training step, with the tanh's inputs mostly unsaturated."""
+    args = Namespace()
+    transformer_xlpe_iwslt_de_en(args)
+    assert args.xlpe_init == "xavier", "the presets default to the xavier init"
+    model, task = build_model(ARCH, xlpe_mode=mode, xlpe_heads=2)
     bound = (6 / 32) ** 0.5
     for weight in (model.encoder.pe_in.u.weight, model.encoder.pe_in.v.weight):
         assert weight.abs().max() <= bound and weight.std() > bound / 4, \
-            "--xlpe-init xavier must draw U and V Xavier-uniform"
-    args = Namespace()
-    transformer_xlpe_iwslt_de_en(args)
-    assert args.xlpe_init == "identity", "the presets default to the identity init"
+            "the default must draw U and V Xavier-uniform"
+    batch = batch_for(task)
+    monotone = batch_for(task, reorder=identity_reorder(SOURCES))
+    with torch.no_grad():
+        reordered, _ = model(**batch["net_input"])
+        plain, _ = model(**monotone["net_input"])
+    assert not torch.allclose(reordered, plain, atol=1e-4), \
+        "with random V the reordered positions must change the output from the start"
+    pre = model.encoder.pe_in.pre_activation(*model.encoder.position_sinusoids(
+        batch["net_input"]["src_tokens"], batch["net_input"]["reorder_positions"]))
+    assert float((pre.abs() > SATURATION).double().mean()) < 0.2, \
+        "Xavier U and V must start PE_IN mostly unsaturated"
 
 
 def test_uv_lr_scale_reaches_pe_in_and_keeps_the_identity_start():
-    model, task = build_model(ARCH, xlpe_mode="inxl", xlpe_uv_lr_scale=0.25)
+    model, task = build_model(ARCH, xlpe_mode="inxl", xlpe_uv_lr_scale=0.25, xlpe_init="identity")
     pe_in = model.encoder.pe_in
     assert pe_in.lr_scale == 0.25, "--xlpe-uv-lr-scale must reach InXL's U and V"
     assert torch.allclose(pe_in.u.weight * 0.25, torch.eye(pe_in.u.weight.size(0))), \
@@ -351,7 +365,7 @@ def test_unknown_init_is_refused():
 
 @pytest.mark.parametrize("mode,tau", MODES)
 def test_forward_reports_input_statistics_where_pe_in_exists(mode, tau):
-    model, task = build_model(ARCH, xlpe_mode=mode, xlpe_heads=tau)
+    model, task = build_model(ARCH, xlpe_mode=mode, xlpe_heads=tau, xlpe_init="identity")
     batch = batch_for(task)
     _, extra = model(**batch["net_input"])
     if mode == "headxl":

@@ -356,9 +356,9 @@ class TransformerXLPEModel(TransformerModel):
                             "(paper's best: 4 of 16, Fig. 3; default 4)")
         parser.add_argument("--xlpe-init", choices=XLPE_INITS,
                             help="initialisation of InXL's U and V (Eq. 7), which the paper "
-                            "does not give: identity (U = I, V = 0: PE_IN starts as "
-                            "tanh(PE_abs), the Transformer's input; default) or xavier (both "
-                            "random, this project's choice before)")
+                            "does not give: xavier (both random: PE_IN starts as a mix of "
+                            "both sinusoids; default) or identity (U = I, V = 0: PE_IN starts "
+                            "as tanh(PE_abs), the Transformer's input; the default before)")
         # the default lives on the command line, not in _xlpe_defaults: a checkpoint trained
         # before the option existed has no value saved and was trained at 1
         parser.add_argument("--xlpe-uv-lr-scale", type=float, metavar="S",
@@ -415,7 +415,7 @@ class TransformerXLPEModel(TransformerModel):
 def _xlpe_defaults(args, xlpe_heads=4):
     args.xlpe_mode = getattr(args, "xlpe_mode", "combination")
     args.xlpe_heads = getattr(args, "xlpe_heads", xlpe_heads)
-    args.xlpe_init = getattr(args, "xlpe_init", "identity")
+    args.xlpe_init = getattr(args, "xlpe_init", "xavier")
     # 1, not UV_LR_SCALE: only saved options from before the option lack it (see add_args)
     args.xlpe_uv_lr_scale = getattr(args, "xlpe_uv_lr_scale", 1.0)
     args.xlpe_xl_warmup_updates = getattr(args, "xlpe_xl_warmup_updates", 0)

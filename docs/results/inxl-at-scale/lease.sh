@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One GPU lease of the XL PE at-scale study: one seed of transformer, xlpe-inxl (the default:
-# U = I, V = 0, stepped a quarter as far), xlpe-inxl-paper (random U and V stepped as every other
+# random U and V stepped a quarter as far), xlpe-inxl-paper (the same stepped as every other
 # weight: Eq. 7 as the GPU run that lagged trained it) and xlpe-combination at the gpu-iwslt
 # profile (512/1024, 6+6, fp16, 4,000 updates), four runs at once; XL PE rows decoded with the
 # preorderer's test positions and the oracle's; each run scored with its checkpoint of lowest

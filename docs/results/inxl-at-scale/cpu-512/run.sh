@@ -11,7 +11,7 @@
 #       DATA OUT [UPDATES] [SEED...]
 #
 # ROWS: transformer, inxl-INIT[-uvS] (INIT identity or xavier; S: --xlpe-uv-lr-scale, 1 when
-# not named, the rate these rows were measured at: the default, 0.1, is inxl-identity-uv0.1),
+# not named, the rate these rows were measured at: the default is inxl-xavier-uv0.25),
 # inxl-INIT-xlwN (N: --xlpe-xl-warmup-updates),
 # combination-INIT and headxl (both with one XL head of four, as the IWSLT preset has it).
 # DATA: the data-bin folder of data_prep/prepare-libreoffice.sh en-tr (text/ and xlpe/).
