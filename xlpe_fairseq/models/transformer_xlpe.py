@@ -43,7 +43,7 @@ from torch import Tensor, nn
 
 from ..data.reorder_dataset import ReorderPositionsError
 from ..modules import SinusoidalPositionsAt
-from ..modules.input_xl_positions import (UV_LR_SCALE, XLPE_INITS, InputXLPositions,
+from ..modules.input_xl_positions import (UV_LR_SCALE, XLPE_INIT, XLPE_INITS, InputXLPositions,
                                            input_statistics)
 from ..plugin_errors import OptionError
 from .layer_wrapping import wrap_layer
@@ -415,7 +415,7 @@ class TransformerXLPEModel(TransformerModel):
 def _xlpe_defaults(args, xlpe_heads=4):
     args.xlpe_mode = getattr(args, "xlpe_mode", "combination")
     args.xlpe_heads = getattr(args, "xlpe_heads", xlpe_heads)
-    args.xlpe_init = getattr(args, "xlpe_init", "xavier")
+    args.xlpe_init = getattr(args, "xlpe_init", XLPE_INIT)
     # 1, not UV_LR_SCALE: only saved options from before the option lack it (see add_args)
     args.xlpe_uv_lr_scale = getattr(args, "xlpe_uv_lr_scale", 1.0)
     args.xlpe_xl_warmup_updates = getattr(args, "xlpe_xl_warmup_updates", 0)

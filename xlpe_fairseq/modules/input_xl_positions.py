@@ -6,6 +6,8 @@ from torch import Tensor, nn
 from ..io import OptionError
 
 XLPE_INITS = ("identity", "xavier")
+# --xlpe-init's default, chosen by measurement with UV_LR_SCALE (docs/models.md)
+XLPE_INIT = "xavier"
 # --xlpe-uv-lr-scale's default for new runs, chosen by measurement (docs/models.md): at 512
 # wide and 6+6 layers U and V stepped as every other weight saturated PE_IN and slowed InXL;
 # a quarter of the step keeps pace there and keeps the 128-wide gains that a tenth gave up
@@ -51,7 +53,7 @@ class InputXLPositions(nn.Module):
     saved at), so a reloaded model weights the term as it was trained.
     """
 
-    def __init__(self, embed_dim: int, init: str = "xavier", lr_scale: float = 1.0,
+    def __init__(self, embed_dim: int, init: str = XLPE_INIT, lr_scale: float = 1.0,
                  xl_warmup_updates: int = 0):
         super().__init__()
         if not 0 < lr_scale <= 1:
