@@ -193,8 +193,8 @@ def score_file(args):
 
 
 def xlpe_advice(study, models):
-    """The recipe's one-line advice on whether XL PE can gain from its test positions, for a
-    study with XL PE rows whose score file is known."""
+    """The recipe's one-line advice (the model to train on the pair, its command and why, from
+    the XL PE rows' test positions), for a study with XL PE rows whose score file is known."""
     path = score_file(study.args)
     if path is None or not any(study.reads_positions(model) for model in models):
         return None
