@@ -3,7 +3,10 @@
 What fairseq's ``scripts/average_checkpoints.py`` does (that script is not part of the
 fairseq wheels): the DPE paper averages the last 5 checkpoints (Zheng et al. 2021, §4.2).
 Update checkpoints (``checkpoint_EPOCH_UPDATES.pt``, from ``--save-interval-updates``) are
-preferred when the folder has any, else epoch checkpoints (``checkpointEPOCH.pt``). The
+preferred when the folder has any, else epoch checkpoints (``checkpointEPOCH.pt``); an update
+of the series that ended an epoch, for which fairseq writes no update checkpoint, is taken from
+``checkpointEPOCH.pt`` or ``checkpoint_last.pt`` when one of them holds it, and named when
+neither does. The
 averaged file keeps the newest checkpoint's configuration, so fairseq-generate loads it as is.
 """
 import argparse
@@ -26,23 +29,71 @@ from ..io import (
 
 UPDATE_CHECKPOINT = re.compile(r"checkpoint_\d+_(\d+)\.pt$")
 EPOCH_CHECKPOINT = re.compile(r"checkpoint(\d+)\.pt$")
+LAST_CHECKPOINT = "checkpoint_last.pt"
+
+
+def numbered(names, pattern):
+    """{number: name} of the checkpoint names that ``pattern`` numbers."""
+    return {int(m.group(1)): name for name in names if (m := pattern.fullmatch(name))}
+
+
+def update_and_interval(state):
+    """The update a fairseq checkpoint was saved at and its --save-interval-updates (None
+    when the checkpoint does not say)."""
+    history = state.get("optimizer_history") or [{}]
+    cfg = state.get("cfg") or {}
+    interval = ((cfg.get("checkpoint") or {}).get("save_interval_updates") if cfg
+                else getattr(state.get("args"), "save_interval_updates", None))
+    return history[-1].get("num_updates"), interval
 
 
 def last_checkpoints(directory, count):
-    """Paths of the ``count`` newest checkpoints in ``directory``, newest first."""
+    """Paths of the ``count`` newest checkpoints in ``directory``, newest first, and notes on
+    what was chosen beyond the numbered update checkpoints.
+
+    fairseq writes ``checkpoint_EPOCH_UPDATES.pt`` every --save-interval-updates updates but
+    not for an update that ends an epoch: that one goes to ``checkpointEPOCH.pt`` (none under
+    --no-epoch-checkpoints, as examples/train.sh trains) and, if it is the latest, to
+    ``checkpoint_last.pt``. Such a file stands in for the missing update checkpoint; an update
+    of the series saved nowhere is skipped and named in the notes."""
     if not os.path.isdir(directory):
         raise InputError(f"{directory}: no such checkpoint folder")
     names = os.listdir(directory)
-    for pattern in (UPDATE_CHECKPOINT, EPOCH_CHECKPOINT):
-        numbered = sorted(((int(m.group(1)), name) for name in names
-                           if (m := pattern.fullmatch(name))), reverse=True)
-        if numbered:
-            break
-    if len(numbered) < count:
-        raise InputError(f"{directory}: {len(numbered)} numbered checkpoints, {count} wanted "
+    by_update = numbered(names, UPDATE_CHECKPOINT)
+    notes, interval = [], None
+    if by_update:
+        oldest_wanted = sorted(by_update, reverse=True)[min(count, len(by_update)) - 1]
+        epochs = numbered(names, EPOCH_CHECKPOINT)
+        ends = ([LAST_CHECKPOINT] if LAST_CHECKPOINT in names else []) + [
+            epochs[epoch] for epoch in sorted(epochs, reverse=True)]
+        for name in ends:
+            update, saved_every = update_and_interval(
+                fairseq_checkpoint(os.path.join(directory, name)))
+            interval = interval or saved_every
+            if update is None or not saved_every:
+                continue
+            if update % saved_every == 0 and update not in by_update:
+                by_update[update] = name
+                notes.append(f"{name} stands for update {update}, which ended an epoch "
+                             "(fairseq writes no update checkpoint there)")
+            if name != LAST_CHECKPOINT and update < oldest_wanted and len(by_update) >= count:
+                break
+    else:
+        by_update = numbered(names, EPOCH_CHECKPOINT)  # epoch checkpoints, by epoch
+    if len(by_update) < count:
+        raise InputError(f"{directory}: {len(by_update)} numbered checkpoints, {count} wanted "
                          "(save them with --save-interval-updates/--keep-interval-updates or "
                          "epoch checkpoints)")
-    return [os.path.join(directory, name) for _, name in numbered[:count]]
+    chosen = sorted(by_update, reverse=True)[:count]
+    if interval:
+        skipped = [update for update in range(chosen[-1] + interval, chosen[0], interval)
+                   if update not in by_update]
+        if skipped:
+            notes.append(f"no checkpoint holds update{'s' * (len(skipped) > 1)} "
+                         f"{', '.join(map(str, skipped))} (fairseq saves none for an update "
+                         "that ends an epoch under --no-epoch-checkpoints): averaging updates "
+                         f"{', '.join(map(str, chosen))}")
+    return [os.path.join(directory, by_update[update]) for update in chosen], notes
 
 
 def average(paths):
@@ -66,13 +117,14 @@ def average(paths):
 
 def write_average(directory, count, output):
     """Write ``output``, the average of the ``count`` newest checkpoints in ``directory``
-    (refused if it would overwrite one of them); returns their paths, newest first."""
-    paths = last_checkpoints(directory, count)
+    (refused if it would overwrite one of them); returns their paths, newest first, and the
+    notes of ``last_checkpoints``."""
+    paths, notes = last_checkpoints(directory, count)
     check_outputs([output], paths)
     state = average(paths)
     with atomic_output(output, "wb") as out:
         torch.save(state, out)
-    return paths
+    return paths, notes
 
 
 def main(argv=None):
@@ -85,9 +137,11 @@ def main(argv=None):
     args = parser.parse_args(argv)
 
     def body():
-        paths = write_average(args.checkpoint_dir, args.num, args.output)
+        paths, notes = write_average(args.checkpoint_dir, args.num, args.output)
         print(f"xlpe-average-checkpoints: {args.output} = mean of "
               f"{', '.join(os.path.basename(p) for p in paths)}", file=sys.stderr)
+        for note in notes:
+            print(f"xlpe-average-checkpoints: {note}", file=sys.stderr)
 
     run_command(body, "xlpe-average-checkpoints")
 
