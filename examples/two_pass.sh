@@ -179,14 +179,21 @@ train baseline "$WORK/bin-baseline" "$SRC" "$TGT"
 echo "== row 1: the reordering Transformer reorders the test source" >&2
 translate reordering "$WORK/bin-reordering" "$SRC" "$ORD" "$WORK/reordering.generate.out"
 # hypotheses in test order, BPE kept: they are the second pass's source
-grep -P '^H-\d+\t' "$WORK/reordering.generate.out" | sed 's/^H-//' | sort -n -k1,1 \
-    | cut -f3 >"$WORK/reordered.test.$SRC"
-lines=$(wc -l <"$WORK/reordered.test.$SRC")
-expected=$(wc -l <"$DATA/bpe/test.$SRC")
-if [[ $lines != "$expected" ]]; then
-    echo "first pass translated $lines of $expected test sentences" >&2
-    exit 1
-fi
+# (read by xlpe-bleu's reader: every test sentence once, from one fairseq-generate run)
+python - "$WORK/reordering.generate.out" "$DATA/bpe/test.$SRC" "$WORK/reordered.test.$SRC" <<'PY'
+import sys
+
+from xlpe_fairseq.evaluation.generate_output import IncompleteGenerationError, read_hypotheses
+from xlpe_fairseq.io import atomic_output, read_lines
+
+generated, source, output = sys.argv[1:]
+try:
+    hypotheses = read_hypotheses(generated, len(read_lines(source)), source)
+except IncompleteGenerationError as err:
+    sys.exit(f"two_pass.sh: error: first pass: {err}")
+with atomic_output(output) as out:
+    out.writelines(line + "\n" for line in hypotheses)
+PY
 python - "$WORK/reordered.test.$SRC" "$WORK/reference.test.$ORD" "$WORK/reordering.bleu.json" <<'PY'
 import json
 import sys

@@ -1,8 +1,10 @@
-"""Reading ``fairseq-generate`` output back into corpus order.
+"""Reading ``fairseq-generate`` output back into corpus order: the one reader every command uses.
 
-fairseq prints hypotheses in batch order as ``H-{id}\\t{score}\\t{text}``. A run that lost
-sentences (e.g. without ``--required-batch-size-multiple 1``) must not be scored as if
-complete, so the reader checks that every id from 0 to n-1 is present exactly once.
+fairseq prints the lines of a sentence together (``S-``, ``T-``, ``H-``, ``D-``, ``P-``, ``A-``
+..., each ``{letter}-{id}\\t...``), sentences in batch order, the hypotheses as
+``H-{id}\\t{score}\\t{text}``. A run that lost sentences (e.g. without
+``--required-batch-size-multiple 1``) must not be scored as if complete, and two outputs joined
+must not be scored as one, so the reader checks that every id from 0 to n-1 is there, once.
 """
 import re
 
@@ -10,7 +12,10 @@ from ..io import text_lines
 
 HYPOTHESIS = re.compile(r"^H-(\d+)\t([^\t]*)\t(.*)$")
 # every line fairseq-generate prints about a sentence starts with a letter, "-" and its id
-SENTENCE_LINE = re.compile(r"^[A-Z]-(\d+)\t")
+SENTENCE_LINE = re.compile(r"^([A-Z])-(\d+)\t")
+# lines printed once per sentence (the others once per --nbest hypothesis): met twice, the
+# sentence starts again, also when a joined output starts with the id the first one ended with
+ONCE_PER_SENTENCE = {"S", "T"}
 
 
 class IncompleteGenerationError(ValueError):
@@ -21,11 +26,12 @@ def read_hypotheses(path, expected_count, expected_from="the reference"):
     """Return the best hypothesis text per sentence id, in corpus order.
 
     ``expected_from`` names where ``expected_count`` comes from (e.g. the reference file), to
-    blame it rather than ``path`` when the two hold different numbers of sentences. The
-    hypotheses of one sentence (``--nbest``) come together; an id met again after other
-    sentences means two outputs were joined.
+    blame it rather than ``path`` when the two hold different numbers of sentences. The lines
+    of one sentence, its ``--nbest`` hypotheses among them, come together: an id met again
+    after another sentence's lines, on a line of any kind, or a second ``S-`` or ``T-`` line
+    of one sentence, means two outputs were joined.
     """
-    by_id, first_line, last_id = {}, {}, None
+    by_id, first_line, current_id, current_tags = {}, {}, None, set()
     with text_lines(path) as lines:
         for lineno, line in enumerate(lines, start=1):
             match = HYPOTHESIS.match(line)
@@ -33,22 +39,31 @@ def read_hypotheses(path, expected_count, expected_from="the reference"):
                 raise IncompleteGenerationError(
                     f"{path} line {lineno}: not a hypothesis line (expected "
                     "'H-ID<TAB>SCORE<TAB>TEXT' with a whole-number ID)")
-            if match:
-                sentence_id = int(match.group(1))
-                if sentence_id in by_id and sentence_id != last_id:
+            tagged = SENTENCE_LINE.match(line)
+            if not tagged:
+                continue
+            tag, sentence_id = tagged.group(1), int(tagged.group(2))
+            if sentence_id != current_id or tag in current_tags & ONCE_PER_SENTENCE:
+                if sentence_id in first_line:
                     raise IncompleteGenerationError(
                         f"{path} line {lineno}: sentence {sentence_id} again (first at line "
                         f"{first_line[sentence_id]}); expected the output of one "
                         "fairseq-generate run, each sentence once")
+                first_line[sentence_id] = lineno
+                current_id, current_tags = sentence_id, set()
+            current_tags.add(tag)
+            if match:
                 by_id.setdefault(sentence_id, match.group(3))
-                first_line.setdefault(sentence_id, lineno)
-            tagged = SENTENCE_LINE.match(line)
-            if tagged:
-                last_id = int(tagged.group(1))
     if not by_id:
         raise IncompleteGenerationError(
             f"{path}: no hypotheses (expected fairseq-generate output, 'H-ID<TAB>SCORE<TAB>TEXT' "
             "lines)")
+    without = [i for i in first_line if i not in by_id]
+    if without:
+        raise IncompleteGenerationError(
+            f"{path} line {first_line[without[0]]}: sentence {without[0]} has no hypothesis "
+            f"(no 'H-{without[0]}' line among its lines); expected complete fairseq-generate "
+            "output")
     missing = [i for i in range(expected_count) if i not in by_id]
     if len(by_id) > expected_count or (missing and sorted(by_id) == list(range(len(by_id)))):
         # every id from 0 up is there: the test set and the reference differ in length
