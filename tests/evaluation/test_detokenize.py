@@ -2,6 +2,7 @@
 between CJK characters or next to CJK punctuation; other languages as Moses writes them; the
 same function behind xlpe-bleu, xlpe-translate and fairseq-interactive's --tokenizer xlpe."""
 from argparse import Namespace
+from pathlib import Path
 
 import pytest
 
@@ -41,3 +42,44 @@ def test_fairseq_tokenizer_of_the_plugin_segments_and_joins_by_language():
     assert tokenizer.encode("Open the file, then close it.") == \
         "open the file , then close it ."
     assert tokenizer.decode("在 「 打开 」 对话框 。") == "在「打开」对话框。"
+
+
+@pytest.mark.parametrize("lang, references", [
+    ("ja", ["エラー: %s が見つかりません", "ファイル %s を開けません: %d", "%(name)s を {0} に保存",
+            "ファイル(&F)", "/usr/share/locale を参照"]),
+    ("en", ["Error: %s not found", "Cannot open %s: %d", "Save %(name)s in {0}.",
+            "&File", "See /usr/share/locale."]),
+])
+def test_placeholders_of_a_target_survive_tokenization_bpe_and_scoring(tmp_path, lang,
+                                                                        references):
+    """The target side's path through the pipeline, the model aside: xlpe-tokenize, BPE
+    learned and applied with few merges (so that a placeholder may come out in pieces,
+    ``%@@ s``), fairseq's --remove-bpe, and xlpe-bleu's detokenization: a model that
+    reproduces the reference prints every placeholder as written, and scores 100."""
+    import json
+
+    from fairseq.data.data_utils import post_process
+
+    from xlpe_fairseq.preprocessing import bpe as bpe_command, tokenize
+
+    raw, tokenized, codes, bpe = (str(tmp_path / name) for name in ("raw", "tok", "codes", "bpe"))
+    Path(raw).write_text("".join(f"{line}\n" for line in references), encoding="utf-8")
+    tokenize.main(["--lang", lang, "--input", raw, "--output", tokenized, "--workers", "1"])
+    bpe_command.main(["learn", "--input", tokenized, "--codes", codes, "--merges", "3",
+                      "--workers", "1"])
+    bpe_command.main(["apply", "--codes", codes, "--input", tokenized, "--output", bpe,
+                      "--workers", "1"])
+    tokenized, bpe = Path(tokenized), Path(bpe)
+    tokens = tokenized.read_text(encoding="utf-8").split()
+    assert "%s" in tokens and "%(name)s" in tokens and "{0}" in tokens, tokens
+    assert "%@@ d" in bpe.read_text(encoding="utf-8"), "the rarer %d comes out in pieces"
+    generate = tmp_path / "generate.out"
+    generate.write_text("".join(f"H-{i}\t-0.1\t{post_process(line, 'subword_nmt')}\n"
+                                for i, line in enumerate(
+                                    bpe.read_text(encoding="utf-8").splitlines())),
+                        encoding="utf-8")
+    scores, printed = tmp_path / "bleu.json", tmp_path / "hypotheses"
+    bleu.main(["--generate-output", str(generate), "--reference", raw, "--target-lang",
+               lang, "--json", str(scores), "--detokenized-output", str(printed)])
+    assert printed.read_text(encoding="utf-8").splitlines() == references
+    assert json.loads(scores.read_text())["bleu"] == pytest.approx(100)

@@ -4,27 +4,37 @@ The Moses detokenizer joins tokens as the target language is written. For Chines
 Japanese it joins adjacent CJK characters but leaves a space on each side of full-width
 punctuation (``在「打开」对话框 ， 选择``) and after sentence-final ``。``: these targets then
 go through ``join_cjk``, which removes every space next to CJK punctuation and between two CJK
-characters that the word segmenter split. Spaces between CJK and Latin words stay as Moses
-leaves them.
+characters that the word segmenter split, inside curly quotes, and before an ASCII bracket
+that follows a CJK character (``ファイル(&F)``, as the message catalogs write it). Other spaces
+between CJK and Latin words stay as Moses leaves them (``%s が見つかりません``: the catalogs put
+a space around a placeholder four times in five). Placeholders, URLs and paths come back as
+written: tokenization kept each one token (``preprocessing.placeholders``).
 """
 import functools
 import re
 
 # Han, kana and full-width/half-width forms: characters written without spaces between them
-_CJK_CHARACTER = ("\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+CJK_CHARACTERS = ("\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
                   "\uff65-\uff9f\U00020000-\U0002fa1f")
 # CJK symbols and punctuation (、。「」『』【】〜…), the full-width forms (，！？：；（）０-９),
 # the ellipsis and middle dot
-_CJK_PUNCTUATION = "\u3000-\u303f\uff01-\uff60\u2026\u00b7"
-# curly quotes open and close Chinese quotations; they join only a CJK neighbour
+CJK_PUNCTUATION = "\u3000-\u303f\uff01-\uff60\u2026\u00b7"
+# curly quotes open and close Chinese quotations: they join a CJK neighbour, and what they
+# quote (“%s”, “PDF”)
 _QUOTES = "\u2018\u2019\u201c\u201d"
-_CJK = f"{_CJK_CHARACTER}{_CJK_PUNCTUATION}"
+_OPENING_QUOTES = "\u2018\u201c"
+_CLOSING_QUOTES = "\u2019\u201d"
+_CJK = f"{CJK_CHARACTERS}{CJK_PUNCTUATION}"
 _SPACES_TO_JOIN = re.compile(
-    f"(?<=[{_CJK_PUNCTUATION}]) +|"
-    f" +(?=[{_CJK_PUNCTUATION}])|"
-    f"(?<=[{_CJK_CHARACTER}]) +(?=[{_CJK_CHARACTER}])|"
+    f"(?<=[{CJK_PUNCTUATION}]) +|"
+    f" +(?=[{CJK_PUNCTUATION}])|"
+    f"(?<=[{CJK_CHARACTERS}]) +(?=[{CJK_CHARACTERS}])|"
     f"(?<=[{_QUOTES}]) +(?=[{_CJK}])|"
-    f"(?<=[{_CJK}]) +(?=[{_QUOTES}])")
+    f"(?<=[{_CJK}]) +(?=[{_QUOTES}])|"
+    f"(?<=[{_OPENING_QUOTES}]) +|"
+    f" +(?=[{_CLOSING_QUOTES}])|"
+    # a label's accelerator or note in ASCII brackets: ファイル(&F), 保存(S)
+    f"(?<=[{CJK_CHARACTERS}]) +(?=\\()")
 
 # languages written without spaces between words, whose segmented words are joined again
 JOINED_LANGUAGES = ("zh", "ja")
@@ -50,8 +60,9 @@ def _moses_detokenizer(language):
 
 
 def detokenize_line(line, language):
-    """One tokenized line as ``language`` is written."""
-    text = _moses_detokenizer(language).detokenize(line.split())
+    """One tokenized line as ``language`` is written. Tokens are not unescaped: the tokenizer
+    writes no XML escapes, so an ``&amp;`` in a translation is one the text had."""
+    text = _moses_detokenizer(language).detokenize(line.split(), unescape=False)
     return join_cjk(text) if base_language(language) in JOINED_LANGUAGES else text
 
 

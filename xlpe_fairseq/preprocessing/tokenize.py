@@ -27,6 +27,7 @@ from ..io import (
     require_files,
     run_command,
 )
+from .placeholders import protected_segments
 from .word_segmentation import SEGMENTED_LANGUAGES, segment_line
 
 
@@ -38,14 +39,25 @@ def _moses_tokenizer(lang):
 
 
 def tokenize_line(line, lang, lowercase=False, tokenize=True):
-    """One tokenized line, tokens separated by single spaces."""
+    """One tokenized line, tokens separated by single spaces. Placeholders, URLs, paths and
+    (in zh and ja) ASCII words stay one token each, as written (``placeholders``); only the
+    text between them is tokenized and lowercased."""
+    if not tokenize:
+        line = " ".join(line.split())
+        return line.lower() if lowercase else line
     rules = base_language(lang)
-    if tokenize and rules in SEGMENTED_LANGUAGES:
-        line = segment_line(line, rules)
-    elif tokenize:
-        line = _moses_tokenizer(rules).tokenize(line, escape=False, return_str=True)
-    line = " ".join(line.split())
-    return line.lower() if lowercase else line
+    segmented = rules in SEGMENTED_LANGUAGES
+    tokens = []
+    for text, protected in protected_segments(line, segmented):
+        if protected:
+            tokens.append(text)
+            continue
+        if segmented:
+            text = segment_line(text, rules)
+        else:
+            text = _moses_tokenizer(rules).tokenize(text, escape=False, return_str=True)
+        tokens.append(text.lower() if lowercase else text)
+    return " ".join(" ".join(tokens).split())
 
 
 def has_rules(lang):
