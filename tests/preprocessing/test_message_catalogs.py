@@ -1,0 +1,64 @@
+"""A parallel corpus from compiled gettext catalogs: each message beside its translation, one
+line each, in a fixed order, the header, empty translations and repeats left out."""
+import struct
+
+import pytest
+
+from xlpe_fairseq.preprocessing.message_catalogs import main, write_corpus
+
+
+def write_mo(path, entries):
+    """A compiled catalog (GNU .mo, little-endian) of ``{msgid: msgstr}``; bytes keys as
+    written (a context is ``ctx\\x04msgid``, a plural ``singular\\0plural`` with forms joined
+    by ``\\0``)."""
+    entries = sorted((key.encode(), value.encode()) for key, value in entries.items())
+    header = 7 * 4
+    ids_table, strs_table = header, header + 8 * len(entries)
+    data = header + 16 * len(entries)
+    offsets, blob = [], b""
+    for key, _ in entries:
+        offsets.append((len(key), data + len(blob)))
+        blob += key + b"\0"
+    for _, value in entries:
+        offsets.append((len(value), data + len(blob)))
+        blob += value + b"\0"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(struct.pack("<7I", 0x950412de, 0, len(entries), ids_table, strs_table, 0, 0)
+                     + b"".join(struct.pack("<2I", *pair) for pair in offsets) + blob)
+
+
+HEADER = {"": "Content-Type: text/plain; charset=UTF-8\nPlural-Forms: nplurals=1; plural=0;\n"}
+
+
+def test_messages_and_translations_become_parallel_lines(tmp_path):
+    root = tmp_path / "extracted"
+    write_mo(root / "usr/share/locale/ja/LC_MESSAGES/tar.mo", {
+        **HEADER, "Error: %s not found": "エラー: %s が見つかりません",
+        "two\nlines": "二\n行", "untranslated": "",
+        "%d file\0%d files": "%d 個のファイル",
+        "MENU\x04&File": "ファイル(&F)"})
+    write_mo(root / "usr/share/locale/ja/LC_MESSAGES/grep.mo", {
+        **HEADER, "Error: %s not found": "エラー: %s が見つかりません", "Quit": "終了"})
+    write_mo(root / "usr/share/locale/zh_CN/LC_MESSAGES/tar.mo", {**HEADER, "Quit": "退出"})
+    count, _ = write_corpus([str(root)], "ja", str(tmp_path / "raw"))
+    english = (tmp_path / "raw/train.en").read_text(encoding="utf-8").splitlines()
+    japanese = (tmp_path / "raw/train.ja").read_text(encoding="utf-8").splitlines()
+    assert count == len(english) == len(japanese) == 5
+    # grep.mo before tar.mo, a catalog's messages in its order; the repeat left out
+    assert list(zip(english, japanese)) == [
+        ("Error: %s not found", "エラー: %s が見つかりません"), ("Quit", "終了"),
+        ("%d file", "%d 個のファイル"), ("&File", "ファイル(&F)"), ("two lines", "二 行")]
+
+
+def test_the_target_file_takes_the_suffix(tmp_path):
+    write_mo(tmp_path / "x/zh_CN/LC_MESSAGES/tar.mo", {**HEADER, "Quit": "退出"})
+    write_corpus([str(tmp_path / "x")], "zh_CN", str(tmp_path / "raw"), suffix="zh")
+    assert (tmp_path / "raw/train.zh").read_text(encoding="utf-8") == "退出\n"
+
+
+def test_no_catalog_is_one_line_error(tmp_path, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--lang", "ja", "--out", str(tmp_path / "raw"), str(tmp_path)])
+    assert exit_info.value.code == 1
+    assert capsys.readouterr().err.strip().endswith("no ja/LC_MESSAGES/*.mo catalog found")
+    assert not (tmp_path / "raw").exists()
