@@ -2,9 +2,13 @@
 that ended an epoch (for which fairseq writes no update checkpoint) included from the file
 that holds it, or named when none does."""
 import os
+import subprocess
+import sys
 
 import pytest
 import torch
+
+from synthetic_corpus import write_corpus
 
 from xlpe_fairseq.evaluation.average_checkpoints import average, last_checkpoints, main
 
@@ -92,6 +96,65 @@ def test_the_command_says_what_it_chose(tmp_path, capsys):
                       "checkpoint_3_220.pt, checkpoint_3_200.pt")
     assert err[1].startswith("xlpe-average-checkpoints: checkpoint_last.pt stands for update 300")
     assert err[2].startswith("xlpe-average-checkpoints: no checkpoint holds update 260")
+
+
+def fairseq(module, *args, cwd):
+    result = subprocess.run([sys.executable, "-m", module, *map(str, args)], cwd=cwd,
+                            capture_output=True, text=True,
+                            env={**os.environ, "OMP_NUM_THREADS": "1",
+                                 "TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD": "1"})
+    assert result.returncode == 0, f"{module} failed:\n{result.stderr[-3000:]}"
+    return result
+
+
+@pytest.fixture(scope="module")
+def tiny_corpus(tmp_path_factory):
+    """A binarized synthetic corpus of 200 training pairs."""
+    root = tmp_path_factory.mktemp("average")
+    write_corpus(root / "raw", sizes={"train": 200, "valid": 8, "test": 8})
+    fairseq("fairseq_cli.preprocess", "--source-lang", "xx", "--target-lang", "yy",
+            "--trainpref", "raw/train", "--validpref", "raw/valid", "--destdir", "data-bin",
+            "--joined-dictionary", "--workers", "1", cwd=root)
+    return root
+
+
+def train_tiny(root, save_dir, max_tokens):
+    """fairseq-train as examples/train.sh saves: a checkpoint every 2 updates, the last 5
+    kept, no epoch checkpoints; 24 updates."""
+    tiny = [f"--{side}-{option}" if option.startswith(("embed", "ffn", "layers", "attention"))
+            else option for side in ("encoder", "decoder") for option in (
+                "embed-dim", "16", "ffn-embed-dim", "32", "layers", "1", "attention-heads", "2")]
+    fairseq("fairseq_cli.train", "data-bin", "--arch", "transformer", *tiny, "--optimizer",
+            "adam", "--lr", "0.003", "--max-tokens", max_tokens, "--max-update", "24",
+            "--save-interval-updates", "2", "--keep-interval-updates", "5",
+            "--no-epoch-checkpoints", "--seed", "3", "--no-progress-bar", "--num-workers", "0",
+            "--save-dir", save_dir, "--cpu", cwd=root)
+    return root / save_dir
+
+
+def test_a_real_training_whose_saves_fall_on_epoch_ends(tiny_corpus):
+    """fairseq itself, 3 batches an epoch: updates 6, 12, 18 and 24 end an epoch and get no
+    update checkpoint; 24, the last, is in checkpoint_last.pt."""
+    ckpt = train_tiny(tiny_corpus, "ckpt3", 600)
+    saved = sorted(name for name in os.listdir(ckpt) if name.count("_") == 2)
+    assert saved == ["checkpoint_4_10.pt", "checkpoint_5_14.pt", "checkpoint_6_16.pt",
+                     "checkpoint_7_20.pt", "checkpoint_8_22.pt"], (
+        "fairseq's epochs changed length; the test needs saves on epoch ends")
+    paths, notes = last_checkpoints(ckpt, 5)
+    assert names(paths) == ["checkpoint_last.pt", "checkpoint_8_22.pt", "checkpoint_7_20.pt",
+                            "checkpoint_6_16.pt", "checkpoint_5_14.pt"]
+    assert notes[0].startswith("checkpoint_last.pt stands for update 24"), notes
+    assert notes[1].startswith("no checkpoint holds update 18 "), notes
+
+
+def test_a_training_whose_every_save_ended_an_epoch_says_so(tiny_corpus, capsys):
+    """2 batches an epoch, a checkpoint every 2 updates: fairseq writes no update checkpoint."""
+    ckpt = train_tiny(tiny_corpus, "ckpt2", 1000)
+    assert sorted(os.listdir(ckpt)) == ["checkpoint_best.pt", "checkpoint_last.pt"]
+    with pytest.raises(SystemExit):
+        main(["--checkpoint-dir", str(ckpt), "--num", "5", "--output", str(ckpt / "a.pt")])
+    assert (f"{ckpt}: 0 numbered checkpoints, 5 wanted (every save, one each 2 updates, ended "
+            "an epoch") in capsys.readouterr().err
 
 
 def test_too_few_checkpoints_is_an_error_naming_the_folder(tmp_path, capsys):

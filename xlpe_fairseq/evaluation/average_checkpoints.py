@@ -80,10 +80,18 @@ def last_checkpoints(directory, count):
                 break
     else:
         by_update = numbered(names, EPOCH_CHECKPOINT)  # epoch checkpoints, by epoch
+        if not by_update and LAST_CHECKPOINT in names:
+            _, interval = update_and_interval(
+                fairseq_checkpoint(os.path.join(directory, LAST_CHECKPOINT)))
     if len(by_update) < count:
+        why = ("save them with --save-interval-updates/--keep-interval-updates or epoch "
+               "checkpoints")
+        if interval and not by_update:
+            why = (f"every save, one each {interval} updates, ended an epoch, where fairseq "
+                   "writes no update checkpoint: save at an interval that is not a multiple of "
+                   "an epoch's updates")
         raise InputError(f"{directory}: {len(by_update)} numbered checkpoints, {count} wanted "
-                         "(save them with --save-interval-updates/--keep-interval-updates or "
-                         "epoch checkpoints)")
+                         f"({why})")
     chosen = sorted(by_update, reverse=True)[:count]
     if interval:
         skipped = [update for update in range(chosen[-1] + interval, chosen[0], interval)
