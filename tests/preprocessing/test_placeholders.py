@@ -29,6 +29,8 @@ LINES = [
     ("fr", "l'%s est dans {dossier}.", ["l'%s", "{dossier}"]),
     ("ja", "エラー: %s が見つかりません", ["%s"]),
     ("ja", "%sが見つかりません。", ["%s"]),
+    ("ja", "キャッシュ・ファイル'%s'の作成", ["%s"]),
+    ("ja", "--%s は引数が必要です", ["--%s"]),
     ("ja", "ファイル(&F) %(name)s を {0} に保存", ["&F", "%(name)s", "{0}"]),
     ("ja", "blake2b と gpg-agent と --verbose と ISO-8859-1 と v1.2.3",
      ["blake2b", "gpg-agent", "--verbose", "ISO-8859-1", "v1.2.3"]),
@@ -72,6 +74,11 @@ def test_glued_text_stays_in_the_placeholders_token():
     without a space); brackets, quotes and a full stop before a space are not."""
     assert tokenize_line("foo%s, %s:%d and (%s) '%s'.", "en") == \
         "foo%s , %s:%d and ( %s ) ' %s ' ."
+
+
+def test_an_absolute_path_starts_a_word():
+    assert tokenize_line("nach dem-/derselben Jahr in /usr/share", "de") == \
+        "nach dem- / derselben Jahr in /usr/share"
 
 
 def test_prose_is_tokenized_as_before():

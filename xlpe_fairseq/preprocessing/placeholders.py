@@ -41,7 +41,9 @@ _URL = r"(?:[A-Za-z][A-Za-z0-9+.\-]*://|www\.)[!-~]*?(?=[.,;:!?'\")\]}>]*(?:[^!-
 _EMAIL = r"[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)+"
 # a path component does not end with a dot, so that a path ending a sentence leaves the full stop
 _PART = r"[A-Za-z0-9_.+\-@%~]*[A-Za-z0-9_+\-@%~]"
-_PATH = (rf"(?:~|\.{{1,2}})?(?:/{_PART})+/?"  # absolute, home and ./ paths
+# an absolute path starts a word: not dem-/derselben
+_PATH = (rf"(?<![^\s(\[{{<\"'=:\u2018\u201c\u00ab{CJK_CHARACTERS}{CJK_PUNCTUATION}])"
+         rf"(?:~|\.{{1,2}})?(?:/{_PART})+/?"  # absolute, home and ./ paths
          rf"|[A-Za-z]:\\(?:{_PART}\\?)*"  # Windows
          rf"|[A-Za-z0-9_.\-]+/(?:{_PART}/)+{_PART}"  # relative with two slashes or more
          rf"|[A-Za-z0-9_.\-]+/[A-Za-z0-9_\-]+\.[A-Za-z0-9]{{1,6}}(?![A-Za-z0-9_])")  # a/b.ext
@@ -56,8 +58,9 @@ ASCII_WORD = re.compile(r"(?<![A-Za-z0-9_])(?:-{1,2}(?=[A-Za-z]))?[A-Za-z0-9_]+"
                         r"(?:[-.+'#@:][A-Za-z0-9_]+)*(?:\+\+|#)?(?![A-Za-z0-9_])")
 # what a placeholder's token does not take in from the text glued to it
 _APART = f"\\s{CJK_CHARACTERS}{CJK_PUNCTUATION}" + "()\\[\\]<>\"'`\u2018-\u201f\u00ab\u00bb"
-# (an apostrophe after a letter elides, as in French's l'%s: it is glued)
-_GLUED_BEFORE = re.compile(f"(?:[^{_APART}]|(?<=[^\\W\\d_])')+$")
+# (an apostrophe that ends a short word elides, as in French's l'%s and Italian's dell'%s: it
+# is glued; after a longer word or a CJK character it opens a quotation: file'%s')
+_GLUED_BEFORE = re.compile(f"(?:(?:^|(?<=\\s))[A-Za-z]{{1,5}}')?[^{_APART}]*$")
 # (punctuation only where a word or placeholder follows: %s:%d, not %s... or %s.)
 _GLUED_AFTER = re.compile(f"(?:[^{_APART}.,;:!?]|[.,;:!?](?=[A-Za-z0-9_%{{$&~]))+")
 
@@ -69,9 +72,7 @@ def protected_spans(line, segmented=False):
         start, end = match.span()
         if spans and start < spans[-1][1]:
             continue
-        glued = _GLUED_BEFORE.search(line, spans[-1][1] if spans else 0, start)
-        if glued:
-            start = glued.start()
+        start = _GLUED_BEFORE.search(line, spans[-1][1] if spans else 0, start).start()
         glued = _GLUED_AFTER.match(line, end)
         if glued:
             end = glued.end()
