@@ -33,6 +33,7 @@ CONSOLE_SCRIPTS = [
     "xlpe-study = xlpe_fairseq.evaluation.study:main",
     "xlpe-user-dir = xlpe_fairseq.user_dir:main",
     "xlpe-translate = xlpe_fairseq.evaluation.translate:main",
+    "xlpe-provenance = xlpe_fairseq.io.provenance:main",
 ]
 
 

@@ -12,10 +12,11 @@ import os
 from .errors import InputError, OptionError
 
 
-def read_checkpoint(path, what, weights_only=True):
+def read_checkpoint(path, what, weights_only=True, mmap=False):
     """``torch.load`` of ``path`` on the CPU; InputError ``PATH: not a WHAT (...)`` if the
     file cannot be read. fairseq checkpoints pickle argparse and omegaconf objects, so
-    they need ``weights_only=False``."""
+    they need ``weights_only=False``. ``mmap`` maps the weights instead of reading them, for
+    a look at a large checkpoint's settings."""
     import torch  # the ground floor does not import torch until a checkpoint is read
 
     if not os.fspath(path):
@@ -25,7 +26,8 @@ def read_checkpoint(path, what, weights_only=True):
     if not os.path.exists(path):
         raise InputError(f"{path}: no such {what}")
     try:
-        return torch.load(path, map_location="cpu", weights_only=weights_only)
+        return torch.load(path, map_location="cpu", weights_only=weights_only,
+                          **({"mmap": True} if mmap and _zip_format(path) else {}))
     except OSError as err:
         if err.strerror:
             raise InputError(f"{path}: cannot read it ({err.strerror})") from None
@@ -35,9 +37,17 @@ def read_checkpoint(path, what, weights_only=True):
                          "file)") from None
 
 
-def fairseq_checkpoint(path):
-    """The saved state of a fairseq checkpoint (``model``, ``cfg`` or ``args``, ...)."""
-    state = read_checkpoint(path, "fairseq checkpoint", weights_only=False)
+def _zip_format(path):
+    """torch's zip format (``torch.save`` since 1.6), the one ``mmap`` can map."""
+    import zipfile
+
+    return zipfile.is_zipfile(path)
+
+
+def fairseq_checkpoint(path, mmap=False):
+    """The saved state of a fairseq checkpoint (``model``, ``cfg`` or ``args``, ...);
+    ``mmap``: its weights mapped, not read."""
+    state = read_checkpoint(path, "fairseq checkpoint", weights_only=False, mmap=mmap)
     if isinstance(state, dict) and "format" in state and "model" not in state:
         raise InputError(f"{path}: not a fairseq checkpoint (its format is {state['format']!r}; "
                          "a preorderer goes to --preorderer)")

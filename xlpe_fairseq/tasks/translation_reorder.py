@@ -39,6 +39,7 @@ from ..data.reorder_dataset import (
 )
 from ..io import FINITE, Number, positive_int
 from ..plugin_errors import MissingReorderPositionsError, OptionError
+from .data_provenance import DataProvenance
 
 logger = logging.getLogger(__name__)
 
@@ -86,10 +87,14 @@ class TranslationReorderConfig(TranslationConfig):
                   "choice (0: the translation model alone chooses)"},
     )
     seed: int = II("common.seed")
+    # where fairseq-train restores from, for the resume check of DataProvenance
+    save_dir: str = II("checkpoint.save_dir")
+    restore_file: str = II("checkpoint.restore_file")
+    finetune_from_model: Optional[str] = II("checkpoint.finetune_from_model")
 
 
 @register_task("translation_reorder", dataclass=TranslationReorderConfig)
-class TranslationReorderTask(TranslationTask):
+class TranslationReorderTask(DataProvenance, TranslationTask):
     """Translation whose batches carry ``reorder_positions`` (see module docstring)."""
 
     cfg: TranslationReorderConfig
@@ -198,6 +203,8 @@ class TranslationReorderTask(TranslationTask):
         # named in the errors about a data-bin that does not fit the model
         self.model_cfg = cfg
         self.model_arch = getattr(cfg, "arch", None) or getattr(cfg, "_name", "the model")
+        if not from_checkpoint:  # fairseq-train: is the checkpoint it restores this run's?
+            self.check_resume(model)
         role = getattr(model, "reorder_positions_role", None)
         if role == ROLE_INPUT or self.reorder_role is None:
             self.reorder_role = role

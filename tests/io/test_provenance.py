@@ -1,0 +1,145 @@
+"""Provenance records: folders a run may write into, OUT's record and its verification, and the
+fingerprint a checkpoint carries. The chain through the shell scripts is held to it by
+tests/test_provenance_chain.py."""
+import json
+import os
+
+import pytest
+import torch
+
+from xlpe_fairseq.io.errors import InputError
+from xlpe_fairseq.io.provenance import (
+    CHECKPOINT_KEY,
+    check_work_folder,
+    data_fingerprint,
+    main,
+    read_record,
+    record_corpus,
+    verify_checkpoint,
+    verify_corpus,
+)
+
+
+@pytest.mark.parametrize("path, expected", [
+    ("", "'': an empty name, expected a folder for OUT (an unset variable?)"),
+    ("/", "/: is the root folder /, expected a folder of your own for OUT"),
+    ("/usr", "/usr: is the system folder /usr, expected a folder of your own for OUT"),
+    ("/etc/xlpe", "/etc/xlpe: is below the system folder /etc"),
+    ("/sys/x/y", "/sys/x/y: is below the system folder /sys"),
+    ("//proc/../etc", "is the system folder /etc"),
+])
+def test_folders_no_run_may_mean_are_refused_before_anything_is_written(path, expected):
+    with pytest.raises(InputError) as error:
+        check_work_folder(path, "OUT")
+    assert expected in str(error.value)
+
+
+def test_a_file_is_not_a_folder_and_a_folder_below_var_tmp_is_the_user_s(tmp_path):
+    existing = tmp_path / "notes.txt"
+    existing.write_text("x\n")
+    with pytest.raises(InputError, match="notes.txt: is a file, expected a folder for OUT"):
+        check_work_folder(str(existing), "OUT")
+    assert check_work_folder(str(tmp_path / "new" / "out"), "OUT") == str(tmp_path / "new/out")
+    assert check_work_folder("/var/tmp/xlpe-out", "OUT") == "/var/tmp/xlpe-out"
+    assert not (tmp_path / "new").exists(), "checking writes nothing"
+
+
+def fake_corpus(root):
+    """The files of a prepared OUT that the record covers, with small made-up contents."""
+    raw, out = root / "raw", root / "out"
+    raw.mkdir()
+    for split in ("train", "valid", "test"):
+        for lang in ("en", "fr"):
+            (raw / f"{split}.{lang}").write_text(f"{split} {lang}\n")
+    for name, text in (("bpe/codes", "a b 2\n"), ("recipe.env", "SRC=en\nTGT=fr\n"),
+                       ("reference/valid.fr", "valid fr\n"), ("reference/test.fr", "test fr\n"),
+                       ("data-bin/text/dict.en.txt", "a 1\n"), ("data-bin/text/dict.fr.txt", "b 1\n"),
+                       ("data-bin/text/train.en-fr.en.bin", "1"),
+                       ("data-bin/text/test.en-fr.en.bin", "2"),
+                       ("data-bin/xlpe/train.reorder.en-fr.bin", "3")):
+        (out / name).parent.mkdir(parents=True, exist_ok=True)
+        (out / name).write_text(text)
+    record_corpus(str(out), str(raw), "en", "fr", {"MERGES": "5000"}, ["prepare-corpus.sh"])
+    return raw, out
+
+
+def test_the_corpus_record_holds_inputs_settings_files_and_every_data_bin(tmp_path):
+    raw, out = fake_corpus(tmp_path)
+    record = read_record(str(out / "provenance.json"), "corpus")
+    assert record["settings"] == {"MERGES": "5000"}
+    assert record["inputs"]["test.fr"]["path"] == str(raw / "test.fr")
+    assert set(record["files"]) == {"bpe/codes", "recipe.env", "reference/valid.fr",
+                                    "reference/test.fr"}
+    assert sorted(record["data_bins"]) == ["text", "xlpe"]
+    assert verify_corpus(str(out), "text", "test") == []
+    assert not [name for name in os.listdir(out) if name.startswith(".")], "no temporary left"
+
+
+@pytest.mark.parametrize("change, expected", [
+    (lambda out: (out / "data-bin/text/dict.fr.txt").write_text("c 1\n"),
+     "data-bin/text/dict.fr.txt: changed since"),
+    (lambda out: (out / "data-bin/text/train.en-fr.en.bin").unlink(),
+     "data-bin/text/train.en-fr.en.bin: missing since"),
+    (lambda out: (out / "data-bin/text/valid.en-fr.en.bin").write_text("4"),
+     "data-bin/text/valid.en-fr.en.bin: new since"),
+    (lambda out: (out / "bpe/codes").write_text("a c 2\n"), "bpe/codes: changed since"),
+    (lambda out: (out / "reference/test.fr").write_text("other\n"),
+     "reference/test.fr: changed since"),
+])
+def test_a_file_of_out_changed_after_its_preparation_is_named(tmp_path, change, expected):
+    _, out = fake_corpus(tmp_path)
+    change(out)
+    with pytest.raises(InputError) as error:
+        verify_corpus(str(out), "text", "test")
+    assert expected in str(error.value) and "rerun the data_prep recipe" in str(error.value)
+
+
+def test_a_raw_reference_changed_since_is_not_scored_but_named(tmp_path):
+    raw, out = fake_corpus(tmp_path)
+    (raw / "test.fr").write_text("another reference\n")
+    warnings = verify_corpus(str(out), "text", "test")
+    assert len(warnings) == 1 and "scoring against the reference as prepared" in warnings[0]
+    assert verify_corpus(str(out), "text", "valid") == [], "only the split scored is looked at"
+
+
+def test_an_out_without_record_is_refused_with_what_to_do(tmp_path):
+    with pytest.raises(InputError, match="no such record; .* rerun the data_prep recipe"):
+        verify_corpus(str(tmp_path))
+
+
+def test_a_record_is_json_a_person_can_read(tmp_path, capsys):
+    _, out = fake_corpus(tmp_path)
+    assert main(["show", str(out / "provenance.json")]) == 0
+    assert json.loads(capsys.readouterr().out)["kind"] == "corpus"
+
+
+def checkpoint_with(path, fingerprint):
+    torch.save({"model": {}, "cfg": {}, "task_state": (
+        {CHECKPOINT_KEY: fingerprint} if fingerprint else {})}, path)
+    return str(path)
+
+
+def test_a_checkpoint_of_other_dictionaries_or_another_training_split_is_refused(tmp_path):
+    _, out = fake_corpus(tmp_path)
+    data_bin = str(out / "data-bin" / "text")
+    fingerprint = data_fingerprint([data_bin])
+    assert verify_checkpoint(checkpoint_with(tmp_path / "same.pt", fingerprint), data_bin)
+    other_train = {**fingerprint, "train": "0" * 64}
+    with pytest.raises(InputError, match="its training split differs"):
+        verify_checkpoint(checkpoint_with(tmp_path / "train.pt", other_train), data_bin)
+    other_dict = {**fingerprint, "dictionaries": {**fingerprint["dictionaries"],
+                                                  "dict.fr.txt": "0" * 64}}
+    with pytest.raises(InputError, match="its dict.fr.txt differs"):
+        verify_checkpoint(checkpoint_with(tmp_path / "dict.pt", other_dict), data_bin)
+    assert not verify_checkpoint(checkpoint_with(tmp_path / "old.pt", None), data_bin), \
+        "a checkpoint of an earlier version has nothing to verify"
+
+
+def test_the_fingerprint_covers_dictionaries_and_the_training_split_only(tmp_path):
+    _, out = fake_corpus(tmp_path)
+    data_bin = out / "data-bin" / "text"
+    before = data_fingerprint([str(data_bin)])
+    (data_bin / "test.en-fr.en.bin").write_text("a new test set")
+    assert data_fingerprint([str(data_bin)]) == before, "a new test split decodes"
+    (data_bin / "train.en-fr.en.bin").write_text("other training data")
+    assert data_fingerprint([str(data_bin)])["train"] != before["train"]

@@ -1,0 +1,423 @@
+"""Provenance: what every artifact was made from, recorded once and verified by every consumer.
+
+A score is only as good as the chain behind it: raw text → OUT (prepare-corpus.sh) → a
+checkpoint folder (train.sh) → an evaluation (evaluate.sh). Each link writes a record, last and
+atomically, so that a failed run changes none, and each consumer verifies the link before it
+works:
+
+- ``OUT/provenance.json`` (kind ``corpus``): the command, the settings, the sha256 of the raw
+  files, of the BPE codes, the preorderer and the reference copies (``OUT/reference/``), and of
+  every file of every data-bin. ``train.sh``, ``evaluate.sh`` and ``xlpe-translate --corpus``
+  refuse an OUT whose files differ from its record, or that has none.
+- every checkpoint carries the fingerprint of the data it learned from (``data_fingerprint``:
+  the dictionaries and the training split), written by the ``translation_reorder`` task; a
+  checkpoint is refused on a data-bin with other dictionaries, and a resume on another
+  training split or model (``tasks.data_provenance``).
+- ``CHECKPOINT_DIR/provenance.json`` (kind ``training``): model, size, schedule, the data-bin
+  and its fingerprint, the fairseq-train command.
+- ``CHECKPOINT_DIR/provenance-SUBSET.json`` (kind ``evaluation``): the checkpoint scored (and
+  those averaged into it), the data-bin, the reference, the options, and the digest of each
+  output (generate output, hypotheses, scores).
+
+The same module checks the folders a run writes into (``check_work_folder``): an empty name,
+``/``, a system folder or an existing file is refused before anything is written.
+
+    xlpe-provenance folder --what OUT PATH
+    xlpe-provenance corpus OUT --raw RAW --src SRC --tgt TGT [--setting K=V ...] -- COMMAND...
+    xlpe-provenance verify-corpus OUT [--data-bin VARIANT] [--reference SUBSET]
+    xlpe-provenance verify-checkpoint CHECKPOINT --data-bin BIN
+    xlpe-provenance training SAVE_DIR --data-bin BIN --model M --size S --schedule S -- COMMAND...
+    xlpe-provenance evaluation SAVE_DIR --subset S --checkpoint C [--averaged C ...] ... -- COMMAND...
+    xlpe-provenance show RECORD
+"""
+import argparse
+import datetime
+import hashlib
+import json
+import os
+import sys
+
+from ..help_format import HelpFormatter
+from .command import run_command
+from .errors import InputError
+from .outputs import atomic_output
+
+RECORD = "provenance.json"
+FORMAT = 1
+# the key of a checkpoint's task state that holds the data fingerprint
+CHECKPOINT_KEY = "xlpe_data_fingerprint"
+# top-level folders of the system: no run writes into them or below them
+SYSTEM_FOLDERS = ("/bin", "/boot", "/dev", "/etc", "/lib", "/lib32", "/lib64", "/libx32",
+                  "/proc", "/run", "/sbin", "/sys", "/usr", "/var")
+# below these a user's folder can live (e.g. /var/tmp, /usr/local/src)
+USER_FOLDERS_BELOW = ("/var/tmp", "/var/lib", "/usr/local", "/run/user")
+
+
+def file_digest(path):
+    """The sha256 of ``path``'s content (a link is followed), read in 1 MiB blocks."""
+    digest = hashlib.sha256()
+    try:
+        with open(path, "rb") as stream:
+            for block in iter(lambda: stream.read(1 << 20), b""):
+                digest.update(block)
+    except OSError as err:
+        raise InputError(f"{path}: cannot read it ({err.strerror})") from None
+    return digest.hexdigest()
+
+
+def combined_digest(digests):
+    """One digest of a ``{name: sha256}`` mapping, independent of its order."""
+    text = "".join(f"{name} {digests[name]}\n" for name in sorted(digests))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def data_bin_files(data_bin):
+    """The files of a data-bin fairseq reads: dictionaries and binarized splits."""
+    if not os.path.isdir(data_bin):
+        raise InputError(f"{data_bin}: no such data-bin folder")
+    return sorted(name for name in os.listdir(data_bin)
+                  if (name.startswith("dict.") and name.endswith(".txt"))
+                  or name.endswith((".bin", ".idx")))
+
+
+def data_bin_digests(data_bin):
+    """``{file name: sha256}`` of every file of ``data_bin`` (see ``data_bin_files``)."""
+    return {name: file_digest(os.path.join(data_bin, name)) for name in data_bin_files(data_bin)}
+
+
+def data_fingerprint(data_paths, train_subset="train"):
+    """What a model learns from, as a checkpoint records it: the sha256 of each dictionary of
+    the first data-bin (the token ids) and one digest of the training split's files over all
+    of them (``None`` where no data-bin has a training split, e.g. a folder for decoding)."""
+    dictionaries, train = {}, {}
+    for number, data_bin in enumerate(data_paths):
+        for name in data_bin_files(data_bin):
+            path = os.path.join(data_bin, name)
+            if number == 0 and name.startswith("dict."):
+                dictionaries[name] = file_digest(path)
+            elif name.startswith(f"{train_subset}."):
+                train[f"{number}/{name}"] = file_digest(path)
+    return {"data_bin": os.path.abspath(data_paths[0]), "dictionaries": dictionaries,
+            "train": combined_digest(train) if train else None}
+
+
+def fingerprint_mismatch(recorded, current):
+    """What differs between a checkpoint's fingerprint and the data-bin's now, in words
+    (``None`` if nothing): ``("dictionaries", names)`` or ``("train", None)``."""
+    changed = sorted(name for name in recorded.get("dictionaries", {})
+                     if current["dictionaries"].get(name) != recorded["dictionaries"][name])
+    if changed:
+        return "dictionaries", changed
+    if recorded.get("train") and current.get("train") and recorded["train"] != current["train"]:
+        return "train", None
+    return None
+
+
+def describe_mismatch(recorded, current, what):
+    """One sentence: ``what`` (e.g. "the checkpoint") was trained on another data-bin."""
+    kind, names = fingerprint_mismatch(recorded, current)
+    then, now = recorded.get("data_bin", "another data-bin"), current["data_bin"]
+    if kind == "dictionaries":
+        differs = f"its {', '.join(names)} differ{'s' if len(names) == 1 else ''}"
+    else:
+        differs = "its training split differs"
+    where = f"{then} as it was then" if os.path.abspath(then) == now else then
+    return f"{what} was trained on {where}, not on {now}: {differs}"
+
+
+def check_work_folder(path, what):
+    """Refuse, before anything is written, a folder a run would write into that cannot be
+    meant: an empty name, ``/``, a system folder or a folder below one, an existing file.
+    Returns the folder's absolute path."""
+    if not path:
+        raise InputError(f"'': an empty name, expected a folder for {what} (an unset variable?)")
+    real = os.path.realpath(path)
+    if real == "/":
+        raise InputError(f"{path}: is the root folder /, expected a folder of your own for {what}")
+    for system in SYSTEM_FOLDERS:
+        below = real.startswith(system + "/") and not any(
+            real == user or real.startswith(user + "/") for user in USER_FOLDERS_BELOW)
+        if real == system or below:
+            raise InputError(f"{path}: {'is' if real == system else 'is below'} the system "
+                             f"folder {system}, expected a folder of your own for {what}")
+    if os.path.exists(real) and not os.path.isdir(real):
+        raise InputError(f"{path}: is a file, expected a folder for {what}")
+    parent = real
+    while not os.path.exists(parent):
+        parent = os.path.dirname(parent)
+    if not os.path.isdir(parent) or not os.access(parent, os.W_OK | os.X_OK):
+        raise InputError(f"{path}: cannot be written ({parent} is not a writable folder)")
+    return real
+
+
+def read_record(path, kind=None):
+    """A record as a dict; InputError if it is missing, not a record, or not of ``kind``."""
+    if not os.path.exists(path):
+        raise InputError(f"{path}: no such record")
+    try:
+        with open(path, encoding="utf-8") as stream:
+            record = json.load(stream)
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        raise InputError(f"{path}: not a provenance record (damaged or another file)") from None
+    if not isinstance(record, dict) or record.get("format") != FORMAT:
+        raise InputError(f"{path}: not a provenance record of this version")
+    if kind and record.get("kind") != kind:
+        raise InputError(f"{path}: a record of a {record.get('kind')}, expected one of a {kind}")
+    return record
+
+
+def write_record(path, kind, command, **fields):
+    """Write a record atomically: the output appears complete or not at all."""
+    record = {"format": FORMAT, "kind": kind, "command": command,
+              "created": datetime.datetime.now(datetime.timezone.utc).isoformat(
+                  timespec="seconds"), **fields}
+    with atomic_output(path) as stream:
+        json.dump(record, stream, indent=1, ensure_ascii=False)
+        stream.write("\n")
+    return record
+
+
+def corpus_files(out, src, tgt):
+    """The files of OUT (relative names) that consumers read beside the data-bins."""
+    files = ["bpe/codes", "recipe.env", f"reference/valid.{tgt}", f"reference/test.{tgt}"]
+    if os.path.exists(os.path.join(out, "preorderer.pt")):
+        files.append("preorderer.pt")
+    return files
+
+
+def raw_digests(raw, src, tgt):
+    """``{split.lang: {path, sha256}}`` of the raw files in ``raw`` (links followed)."""
+    digests = {}
+    for split in ("train", "valid", "test"):
+        for lang in (src, tgt):
+            path = os.path.realpath(os.path.join(raw, f"{split}.{lang}"))
+            if os.path.exists(path):
+                digests[f"{split}.{lang}"] = {"path": path, "sha256": file_digest(path)}
+    return digests
+
+
+def record_corpus(out, raw, src, tgt, settings, command, given=None):
+    """OUT's record: its raw inputs (``given``: the user's folder, where valid and test were
+    held out of its train into ``raw``), settings, files and every data-bin's digests."""
+    inputs = raw_digests(raw, src, tgt)
+    files = {name: file_digest(os.path.join(out, name)) for name in corpus_files(out, src, tgt)}
+    data_bins = {variant: data_bin_digests(os.path.join(out, "data-bin", variant))
+                 for variant in sorted(os.listdir(os.path.join(out, "data-bin")))
+                 if os.path.isdir(os.path.join(out, "data-bin", variant))}
+    return write_record(os.path.join(out, RECORD), "corpus", command, source_lang=src,
+                        target_lang=tgt, settings=settings,
+                        given=raw_digests(given, src, tgt) if given else None, inputs=inputs,
+                        files=files, data_bins=data_bins)
+
+
+def verify_corpus(out, variant=None, reference=None):
+    """OUT's record against OUT's files now: the data-bin ``variant`` (all where ``None``),
+    the BPE codes, the preorderer and the reference copy of split ``reference``. Returns the
+    warnings (a raw reference changed since: the copy is scored); InputError naming the
+    first file that changed."""
+    path = os.path.join(out, RECORD)
+    if not os.path.exists(path):
+        raise InputError(
+            f"{path}: no such record; {out} was prepared by an earlier version or its "
+            "preparation did not finish: rerun the data_prep recipe into it (finished steps "
+            "are kept)")
+    record = read_record(path, "corpus")
+    rerun = "rerun the data_prep recipe into it (or prepare another OUT)"
+    for name, digest in record["files"].items():
+        if name.startswith("reference/") and reference is None:
+            continue
+        if name.startswith("reference/") and name.split("/")[1].split(".")[0] != reference:
+            continue
+        if not os.path.exists(os.path.join(out, name)):
+            raise InputError(f"{os.path.join(out, name)}: missing since {out} was prepared "
+                             f"({path}); {rerun}")
+        if file_digest(os.path.join(out, name)) != digest:
+            raise InputError(f"{os.path.join(out, name)}: changed since {out} was prepared "
+                             f"({path}); {rerun}")
+    warnings = []
+    if reference is not None:
+        raw = record["inputs"].get(f"{reference}.{record['target_lang']}")
+        if raw and (not os.path.exists(raw["path"]) or file_digest(raw["path"]) != raw["sha256"]):
+            warnings.append(
+                f"{raw['path']} changed since {out} was prepared: scoring against the reference "
+                f"as prepared, {os.path.join(out, 'reference')}; rerun the data_prep recipe "
+                "into it to score against the new one")
+    variants = [variant] if variant else sorted(record["data_bins"])
+    for name in variants:
+        if name not in record["data_bins"]:
+            raise InputError(f"{os.path.join(out, 'data-bin', name)}: not a data-bin of {out} "
+                             f"(its record {path} lists {', '.join(sorted(record['data_bins']))})")
+        folder = os.path.join(out, "data-bin", name)
+        recorded = record["data_bins"][name]
+        now = data_bin_digests(folder)
+        for file_name in sorted(set(recorded) | set(now)):
+            if recorded.get(file_name) != now.get(file_name):
+                state = ("missing" if file_name not in now else "new" if file_name not in recorded
+                         else "changed")
+                raise InputError(f"{os.path.join(folder, file_name)}: {state} since {out} was "
+                                 f"prepared ({path}); {rerun}")
+    return warnings
+
+
+def corpus_of(data_bin):
+    """The OUT whose data-bin ``data_bin`` is (OUT/data-bin/VARIANT), else ``None``."""
+    variant_parent = os.path.dirname(os.path.abspath(data_bin))
+    if os.path.basename(variant_parent) == "data-bin":
+        out = os.path.dirname(variant_parent)
+        if os.path.exists(os.path.join(out, "recipe.env")):
+            return out
+    return None
+
+
+def record_training(save_dir, data_bin, model, size, schedule, command):
+    """SAVE_DIR's record, after fairseq-train succeeded."""
+    out = corpus_of(data_bin)
+    corpus = os.path.join(out, RECORD) if out else None
+    return write_record(
+        os.path.join(save_dir, RECORD), "training", command, model=model, size=size,
+        schedule=schedule, data_bin=os.path.abspath(data_bin),
+        data_fingerprint=data_fingerprint([data_bin]),
+        corpus_record=({"path": os.path.abspath(corpus), "sha256": file_digest(corpus)}
+                       if corpus and os.path.exists(corpus) else None))
+
+
+def checkpoint_fingerprint(path):
+    """The data fingerprint a checkpoint carries (``None`` for one saved before the plugin
+    recorded it), read without loading its weights into memory."""
+    from .checkpoints import read_checkpoint
+
+    state = read_checkpoint(path, "fairseq checkpoint", weights_only=False, mmap=True)
+    task_state = state.get("task_state") if isinstance(state, dict) else None
+    return (task_state or {}).get(CHECKPOINT_KEY)
+
+
+def verify_checkpoint(path, data_bin):
+    """Refuse a checkpoint trained on other data than ``data_bin``'s: other dictionaries or
+    another training split (a corpus re-prepared since, or another corpus). Returns False for
+    a checkpoint that records no fingerprint (saved before the plugin recorded one)."""
+    recorded = checkpoint_fingerprint(path)
+    if not recorded:
+        return False
+    current = data_fingerprint([data_bin])
+    if fingerprint_mismatch(recorded, current):
+        raise InputError(f"{path}: {describe_mismatch(recorded, current, 'it')}: use the "
+                         "checkpoints trained on this corpus, or train anew")
+    return True
+
+
+def verify_checkpoint_on_corpus(path, out):
+    """``verify_checkpoint`` against the data-bin of OUT that the checkpoint was trained on
+    (OUT/data-bin/VARIANT, named by its fingerprint; text for one that names none there)."""
+    recorded = checkpoint_fingerprint(path) or {}
+    variant = os.path.basename(recorded.get("data_bin", "text"))
+    if not os.path.isdir(os.path.join(out, "data-bin", variant)):
+        variant = "text"
+    return verify_checkpoint(path, os.path.join(out, "data-bin", variant))
+
+
+def record_evaluation(save_dir, subset, checkpoint, averaged, data_bin, corpus, reference,
+                      outputs, options, command):
+    """SAVE_DIR/provenance-SUBSET.json, after the scores are written."""
+    def entry(path):
+        return {"path": os.path.abspath(path), "sha256": file_digest(path)}
+
+    return write_record(
+        os.path.join(save_dir, f"provenance-{subset}.json"), "evaluation", command,
+        subset=subset, checkpoint=entry(checkpoint), averaged=[entry(p) for p in averaged],
+        data_bin=os.path.abspath(data_bin),
+        corpus_record=entry(os.path.join(corpus, RECORD)), reference=entry(reference),
+        options=options, outputs={os.path.basename(p): entry(p) for p in outputs})
+
+
+def _settings(pairs):
+    settings = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise InputError(f"--setting {pair}: expected KEY=VALUE")
+        settings[key] = value
+    return settings
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="xlpe-provenance", description=__doc__.splitlines()[0],
+                                     formatter_class=HelpFormatter)
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--prog", default="xlpe-provenance",
+                        help="the name errors begin with (the script that calls it)")
+    commands = parser.add_subparsers(dest="action", required=True)
+
+    def command(name, help):
+        return commands.add_parser(name, help=help, parents=[common],
+                                   formatter_class=HelpFormatter)
+
+    folder = command("folder", "refuse a folder a run cannot mean to write into")
+    folder.add_argument("--what", default="the output", help="what the folder is for, in words")
+    folder.add_argument("path", nargs="?", help="the folder (or after --, for a name that "
+                        "begins with -)")
+    corpus = command("corpus", "write OUT/provenance.json")
+    corpus.add_argument("out")
+    corpus.add_argument("--raw", required=True, help="the raw folder OUT was prepared from")
+    corpus.add_argument("--src", required=True)
+    corpus.add_argument("--tgt", required=True)
+    corpus.add_argument("--setting", action="append", default=[], help="KEY=VALUE")
+    corpus.add_argument("--given", help="the user's raw folder, where --raw holds splits "
+                        "held out of its train")
+    verify = command("verify-corpus", "check OUT against its record")
+    verify.add_argument("out")
+    verify.add_argument("--data-bin", help="the variant to check (text, dpe, xlpe; default all)")
+    verify.add_argument("--reference", help="the split whose reference copy to check")
+    checkpoint = command("verify-checkpoint", "check a checkpoint against a data-bin")
+    checkpoint.add_argument("checkpoint")
+    checkpoint.add_argument("--data-bin", required=True)
+    training = command("training", "write SAVE_DIR/provenance.json")
+    training.add_argument("save_dir")
+    for name in ("--data-bin", "--model", "--size", "--schedule"):
+        training.add_argument(name, required=True)
+    evaluation = command("evaluation", "write SAVE_DIR/provenance-SUBSET.json")
+    evaluation.add_argument("save_dir")
+    for name in ("--subset", "--checkpoint", "--data-bin", "--corpus", "--reference"):
+        evaluation.add_argument(name, required=True)
+    evaluation.add_argument("--averaged", nargs="*", default=[], help="checkpoints averaged")
+    evaluation.add_argument("--output", action="append", default=[], help="an output written")
+    evaluation.add_argument("--option", action="append", default=[], help="KEY=VALUE")
+    show = command("show", "print a record")
+    show.add_argument("record")
+    # after --: the command that made the artifact, recorded as it is (argparse would read
+    # its options)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    run = argv[argv.index("--") + 1:] if "--" in argv else []
+    args = parser.parse_args(argv[:argv.index("--")] if "--" in argv else argv)
+    args.run = run
+
+    def body():
+        if args.action == "folder":
+            path = args.path if args.path is not None else (run or [""])[0]
+            print(check_work_folder(path, args.what))
+        elif args.action == "corpus":
+            record_corpus(args.out, args.raw, args.src, args.tgt, _settings(args.setting),
+                          args.run, args.given)
+        elif args.action == "verify-corpus":
+            for warning in verify_corpus(args.out, args.data_bin, args.reference):
+                print(f"{args.prog}: warning: {warning}", file=sys.stderr)
+        elif args.action == "verify-checkpoint":
+            if not verify_checkpoint(args.checkpoint, args.data_bin):
+                print(f"{args.prog}: warning: {args.checkpoint} records no data fingerprint "
+                      f"(saved by an earlier version): not verified against {args.data_bin}",
+                      file=sys.stderr)
+        elif args.action == "training":
+            record_training(args.save_dir, args.data_bin, args.model, args.size, args.schedule,
+                            args.run)
+        elif args.action == "evaluation":
+            record_evaluation(args.save_dir, args.subset, args.checkpoint, args.averaged,
+                              args.data_bin, args.corpus, args.reference, args.output,
+                              _settings(args.option), args.run)
+        else:
+            print(json.dumps(read_record(args.record), indent=1, ensure_ascii=False))
+
+    run_command(body, args.prog)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
