@@ -11,6 +11,7 @@ import torch
 from synthetic_corpus import write_corpus
 
 from xlpe_fairseq.evaluation.average_checkpoints import average, last_checkpoints, main
+from xlpe_fairseq.io import InputError
 
 
 def save(path, value, step):
@@ -162,3 +163,15 @@ def test_too_few_checkpoints_is_an_error_naming_the_folder(tmp_path, capsys):
     with pytest.raises(SystemExit):
         main(["--checkpoint-dir", str(tmp_path), "--num", "2", "--output", str(tmp_path / "a.pt")])
     assert f"{tmp_path}: 1 numbered checkpoints, 2 wanted" in capsys.readouterr().err
+
+
+def test_the_checkpoints_of_two_runs_on_other_data_are_not_averaged(tmp_path):
+    """A folder whose older checkpoints came from a run on a corpus prepared anew since."""
+    for step, train in ((1000, "a" * 64), (2000, "b" * 64)):
+        torch.save({"model": {"w": torch.ones(2)}, "cfg": {}, "task_state": {
+            "xlpe_data_fingerprint": {"data_bin": "/out/data-bin/text", "train": train,
+                                      "dictionaries": {"dict.en.txt": "c" * 64}}}},
+                   tmp_path / f"checkpoint_1_{step}.pt")
+    with pytest.raises(InputError, match="checkpoint_1_1000.pt: trained on another training "
+                       "split than .*checkpoint_1_2000.pt: the checkpoints of two runs"):
+        average(last_checkpoints(tmp_path, 2)[0])

@@ -26,6 +26,7 @@ from ..io import (
     positive_int,
     run_command,
 )
+from ..io.provenance import CHECKPOINT_KEY, fingerprint_mismatch
 
 UPDATE_CHECKPOINT = re.compile(r"checkpoint_\d+_(\d+)\.pt$")
 EPOCH_CHECKPOINT = re.compile(r"checkpoint(\d+)\.pt$")
@@ -115,6 +116,15 @@ def average(paths):
         params = state["model"]
         if sums and params.keys() != sums.keys():
             raise InputError(f"{path}: parameters differ from {paths[0]}")
+        # a folder that holds the checkpoints of two runs (a corpus re-prepared in between)
+        fingerprint = (state.get("task_state") or {}).get(CHECKPOINT_KEY)
+        first = (newest.get("task_state") or {}).get(CHECKPOINT_KEY)
+        mismatch = fingerprint and first and fingerprint_mismatch(first, fingerprint)
+        if mismatch:
+            differs = ("other dictionaries" if mismatch[0] == "dictionaries"
+                       else "another training split")
+            raise InputError(f"{path}: trained on {differs} than {paths[0]}: the checkpoints "
+                             "of two runs cannot be averaged (--num: fewer, of the newest run)")
         for name, value in params.items():
             sums[name] = sums.get(name, 0) + value.to(torch.float64)
     dtypes = {name: value.dtype for name, value in newest["model"].items()}
