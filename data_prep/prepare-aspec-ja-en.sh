@@ -32,6 +32,7 @@ while [[ $# -gt 0 ]]; do
             [[ $# -ge 2 ]] || { echo "$1 needs a folder" >&2; usage; }
             [[ $1 == --raw-dir ]] && RAW=$2 || ASPEC=$2
             shift 2 ;;
+        -h | --help) show_help "$0" ;;
         -*) echo "unknown option $1" >&2; usage ;;
         *) OPERANDS+=("$1"); shift ;;
     esac

@@ -45,18 +45,34 @@ set -euo pipefail
 
 HERE=$(cd "$(dirname "$0")/.." && pwd)
 WORK=work/demo
+source "$HERE/data_prep/options.sh"
 source "$HERE/examples/demo_settings.sh"
 UPDATES=$DEMO_UPDATES
 MODELS="transformer dpe"
 DEVICE_FLAGS=(--cpu)
 GPU_FLAG=()
+# each value checked as it is read, an empty one too, before any work
 while [[ $# -gt 0 ]]; do
     case $1 in
-        --updates) UPDATES=$2; shift 2 ;;
-        --models) MODELS=${2//transformer-4e/transformer-deep}; shift 2 ;;
-        --work) WORK=$2; shift 2 ;;
+        --updates | --models | --work) need_value "$1" $# || exit 2 ;;&
+        --updates) check_whole --updates "$2" 1 || exit 2; UPDATES=$WHOLE; shift 2 ;;
+        --models)
+            if [[ -z ${2//[[:space:]]/} ]]; then
+                echo "--models must name at least one model, not '$2'" >&2
+                exit 2
+            fi
+            MODELS=${2//transformer-4e/transformer-deep}
+            shift 2 ;;
+        --work)
+            if [[ -z $2 ]]; then
+                echo "--work must name a folder, not ''" >&2
+                exit 2
+            fi
+            WORK=$2
+            shift 2 ;;
         --gpu) DEVICE_FLAGS=(--fp16); GPU_FLAG=(--gpu); shift ;;
-        *) echo "unknown option $1 (see the header of $0)" >&2; exit 2 ;;
+        -h | --help) show_help "$0" ;;
+        *) echo "unknown option $1 (see $0 --help)" >&2; exit 2 ;;
     esac
 done
 export TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD=1 PYTHONWARNINGS=ignore
@@ -126,6 +142,12 @@ model_data() {
 for model in $MODELS; do
     [[ $model == two-pass ]] || model_flags "$model" >/dev/null
 done
+# two_pass.sh averages the last 5 checkpoints of its Transformers
+if [[ " $MODELS " == *" two-pass "* ]] && ((UPDATES < 5)); then
+    echo "--updates must be at least 5 for two-pass (it averages 5 checkpoints), not" \
+        "'$UPDATES'" >&2
+    exit 2
+fi
 XLPE=$XLPE bash "$HERE/data_prep/prepare-bible-he-en.sh" "$DATA"
 
 for model in $MODELS; do

@@ -23,6 +23,7 @@
 set -euo pipefail
 
 HERE=$(cd "$(dirname "$0")/.." && pwd)
+source "$HERE/data_prep/options.sh"
 WORK=work/noise_attack
 UPDATES=
 NOISES="0 0.05 0.1 0.15 0.2"
@@ -34,26 +35,50 @@ PREORDERER=
 TOKENIZED_REFERENCE=()
 MODEL_ARGS=
 DEVICE_FLAGS=(--cpu)
+# each value checked as it is read, an empty one too, before any work
 while [[ $# -gt 0 ]]; do
     case $1 in
+        --data-bin | --reference | --preorderer | --source-lang | --target-lang | --updates | \
+                --noises | --model-args | --work)
+            need_value "$1" $# || exit 2 ;;&
+        --data-bin | --reference | --preorderer | --work)
+            if [[ -z $2 ]]; then
+                echo "$1 must name a file or folder, not ''" >&2
+                exit 2
+            fi ;;&
         --data-bin) DATA_BIN=$2; shift 2 ;;
         --reference) REFERENCE=$2; shift 2 ;;
         --tokenized-reference) TOKENIZED_REFERENCE=(--tokenized-reference); shift ;;
         --preorderer) PREORDERER=$2; shift 2 ;;
-        --source-lang) SRC=$2; shift 2 ;;
-        --target-lang) TGT=$2; shift 2 ;;
-        --updates) UPDATES=$2; shift 2 ;;
-        --noises) NOISES=$2; shift 2 ;;
+        --source-lang) check_language --source-lang "$2" || exit 2; SRC=$2; shift 2 ;;
+        --target-lang) check_language --target-lang "$2" || exit 2; TGT=$2; shift 2 ;;
+        --updates) check_whole --updates "$2" 1 || exit 2; UPDATES=$WHOLE; shift 2 ;;
+        --noises)
+            read -r -a noises <<<"$2"
+            if ((${#noises[@]} == 0)); then
+                echo "--noises must list at least one ratio, not '$2'" >&2
+                exit 2
+            fi
+            for noise in "${noises[@]}"; do
+                if ! check_number --noises "$noise" 2>/dev/null ||
+                        ! awk -v v="$noise" 'BEGIN { exit !(v >= 0 && v <= 1) }'; then
+                    echo "--noises must be ratios from 0 to 1, not '$noise'" >&2
+                    exit 2
+                fi
+            done
+            NOISES=$2
+            shift 2 ;;
         --model-args) MODEL_ARGS=$2; shift 2 ;;
         --work) WORK=$2; shift 2 ;;
         --gpu) DEVICE_FLAGS=(--fp16); shift ;;
-        *) echo "unknown option $1 (see the header of $0)" >&2; exit 2 ;;
+        -h | --help) show_help "$0" ;;
+        *) echo "unknown option $1 (see $0 --help)" >&2; exit 2 ;;
     esac
 done
 source "$HERE/examples/demo_settings.sh"
 UPDATES=${UPDATES:-$DEMO_UPDATES}
 if [[ -z $DATA_BIN || -z $REFERENCE ]]; then
-    echo "--data-bin and --reference are required (see the header of $0)" >&2
+    echo "--data-bin and --reference are required (see $0 --help)" >&2
     exit 2
 fi
 for f in "$DATA_BIN/train.reorder.$SRC-$TGT.idx" "$REFERENCE" ${PREORDERER:+"$PREORDERER"}; do

@@ -24,10 +24,22 @@
 # Nothing under DATA_BIN or BPE_DIR is written; a set is built under a temporary name and then
 # moved into place.
 set -euo pipefail
+source "$(dirname "$0")/../data_prep/options.sh"
+for argument in "$@"; do
+    [[ $argument != -h && $argument != --help ]] || show_help "$0"
+done
 if [[ $# -ne 5 ]]; then
     echo "usage: $0 DATA_BIN BPE_DIR SRC TGT OUT" >&2
     exit 2
 fi
+check_language SRC "$3" || exit 2
+check_language TGT "$4" || exit 2
+for operand in DATA_BIN:"$1" BPE_DIR:"$2" OUT:"$5"; do
+    if [[ -z ${operand#*:} ]]; then
+        echo "${operand%%:*} must name a folder, not ''" >&2
+        exit 2
+    fi
+done
 DATA_BIN=$(readlink -f "$1") BPE=$2 SRC=$3 TGT=$4 OUT=$5
 SPLITS=(train valid test)
 for split in "${SPLITS[@]}"; do

@@ -5,6 +5,9 @@
 #   examples/train-aspec-ja-en.sh DATA --model M [--size big|base] [options of train_common.sh]
 set -euo pipefail
 source "$(dirname "$0")/train_common.sh"
+for argument in "$@"; do
+    [[ $argument != -h && $argument != --help ]] || show_help "$0" "$(dirname "$0")/train_common.sh"
+done
 if [[ $# -lt 1 ]]; then
     echo "usage: $0 DATA --model M [options]" >&2
     exit 2

@@ -9,6 +9,9 @@
 # then examples/evaluate.sh data/iwslt14-en-de checkpoints/iwslt14-en-de/dpe-small
 set -euo pipefail
 source "$(dirname "$0")/train_common.sh"
+for argument in "$@"; do
+    [[ $argument != -h && $argument != --help ]] || show_help "$0" "$(dirname "$0")/train_common.sh"
+done
 if [[ $# -lt 2 ]]; then
     echo "usage: $0 PAIR DATA --model M [options]" >&2
     exit 2

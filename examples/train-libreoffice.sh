@@ -7,6 +7,9 @@
 # e.g. examples/train-libreoffice.sh en-tr data/libreoffice-en-tr --model xlpe
 set -euo pipefail
 source "$(dirname "$0")/train_common.sh"
+for argument in "$@"; do
+    [[ $argument != -h && $argument != --help ]] || show_help "$0" "$(dirname "$0")/train_common.sh"
+done
 if [[ $# -lt 2 ]]; then
     echo "usage: $0 PAIR DATA --model M [options]" >&2
     exit 2

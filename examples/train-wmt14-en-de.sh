@@ -8,6 +8,9 @@
 # e.g. examples/train-wmt14-en-de.sh data/wmt14-en-de --model xlpe --size big --gpus 8 --fp16
 set -euo pipefail
 source "$(dirname "$0")/train_common.sh"
+for argument in "$@"; do
+    [[ $argument != -h && $argument != --help ]] || show_help "$0" "$(dirname "$0")/train_common.sh"
+done
 if [[ $# -lt 1 ]]; then
     echo "usage: $0 DATA --model M [--size base|big] [options]" >&2
     exit 2

@@ -5,6 +5,9 @@
 #   examples/train-wmt17-zh-en.sh {zh-en|en-zh} DATA --model M [--size big|base] [options]
 set -euo pipefail
 source "$(dirname "$0")/train_common.sh"
+for argument in "$@"; do
+    [[ $argument != -h && $argument != --help ]] || show_help "$0" "$(dirname "$0")/train_common.sh"
+done
 if [[ $# -lt 2 ]]; then
     echo "usage: $0 {zh-en|en-zh} DATA --model M [options]" >&2
     exit 2

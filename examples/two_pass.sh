@@ -41,6 +41,7 @@
 set -euo pipefail
 
 HERE=$(cd "$(dirname "$0")/.." && pwd)
+source "$HERE/data_prep/options.sh"
 source "$HERE/examples/demo_settings.sh"
 DATA=work/demo/data
 WORK=work/demo/two-pass
@@ -51,18 +52,27 @@ TEST_ALIGNMENT=""
 AVERAGE=5
 MODEL_ARGS=
 DEVICE_FLAGS=(--cpu)
+# each value checked as it is read, an empty one too, before any work
 while [[ $# -gt 0 ]]; do
     case $1 in
+        --data | --work | --updates | --src | --tgt | --test-alignment | --average | --model-args)
+            need_value "$1" $# || exit 2 ;;&
+        --data | --work | --test-alignment)
+            if [[ -z $2 ]]; then
+                echo "$1 must name a file or folder, not ''" >&2
+                exit 2
+            fi ;;&
         --data) DATA=$2; shift 2 ;;
         --work) WORK=$2; shift 2 ;;
-        --updates) UPDATES=$2; shift 2 ;;
-        --src) SRC=$2; shift 2 ;;
-        --tgt) TGT=$2; shift 2 ;;
+        --updates) check_whole --updates "$2" 1 || exit 2; UPDATES=$WHOLE; shift 2 ;;
+        --src) check_language --src "$2" || exit 2; SRC=$2; shift 2 ;;
+        --tgt) check_language --tgt "$2" || exit 2; TGT=$2; shift 2 ;;
         --test-alignment) TEST_ALIGNMENT=$2; shift 2 ;;
-        --average) AVERAGE=$2; shift 2 ;;
+        --average) check_whole --average "$2" 1 || exit 2; AVERAGE=$WHOLE; shift 2 ;;
         --model-args) MODEL_ARGS=$2; shift 2 ;;
         --gpu) DEVICE_FLAGS=(--fp16); shift ;;
-        *) echo "unknown option $1 (see the header of $0)" >&2; exit 2 ;;
+        -h | --help) show_help "$0" ;;
+        *) echo "unknown option $1 (see $0 --help)" >&2; exit 2 ;;
     esac
 done
 if ((UPDATES < AVERAGE)); then

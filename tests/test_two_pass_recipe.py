@@ -50,7 +50,7 @@ def test_two_pass_reports_the_four_rows_of_dpe_table_2_from_averaged_checkpoints
         assert f"'source_lang': '{source}', 'target_lang': '{target}'" in log, (
             f"the {name} Transformer must translate {source} -> {target}")
         # fairseq saves no update checkpoint at an epoch's end: the last 5 of those it saved
-        averaged = log.split("= mean of ")[-1].strip().split(", ")
+        averaged = log.split("= mean of ")[-1].splitlines()[0].strip().split(", ")
         updates = [int(re.fullmatch(r"checkpoint_\d+_(\d+)\.pt", name)[1]) for name in averaged]
         assert len(updates) == 5 and updates == sorted(updates, reverse=True) and updates[0] >= 7, (
             f"the {name} Transformer is decoded from its last 5 checkpoints averaged")
