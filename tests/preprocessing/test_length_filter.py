@@ -1,8 +1,10 @@
 """The training pairs' length filter: a pair is judged against the corpus's own length ratio
 (a Japanese side with twice English's tokens keeps its pairs), misaligned pairs still go, the
 run says what went and why, and a filter that leaves nothing fails in one line."""
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -123,3 +125,33 @@ def test_a_ratio_of_at_most_one_is_a_usage_error(tmp_path, ratio, capsys):
               "--max-ratio", ratio])
     assert exit_info.value.code == 2
     assert "--max-ratio" in capsys.readouterr().err
+
+
+DATA_PREP = Path(__file__).resolve().parents[2] / "data_prep"
+
+
+def clean_train(out, **settings):
+    """data_prep/pipeline.sh's clean_train on OUT/tok/train.full.{en,ja}, MAX_LEN 50."""
+    env = {**{key: value for key, value in os.environ.items()
+              if key not in ("RATIO_RULE", "MAX_RATIO")},
+           "PATH": os.path.dirname(sys.executable) + os.pathsep + os.environ["PATH"],
+           "MAX_LEN": "50", **settings}
+    script = (f"set -euo pipefail; source {DATA_PREP}/lib.sh; source {DATA_PREP}/pipeline.sh; "
+              f"clean_train {out} en ja")
+    return subprocess.run(["bash", "-c", script], env=env, capture_output=True, text=True)
+
+
+def test_the_pipeline_keeps_moses_rule_unless_told_and_reruns_when_the_rule_changes(tmp_path):
+    (tmp_path / "tok").mkdir()
+    write_pairs(tmp_path / "tok", [(n, 2 * n) for n in range(3, 20)] * 2)
+    failed = clean_train(tmp_path)
+    assert failed.returncode == 1 and "ratio within 1.5 of the fixed ratio" in failed.stderr
+    assert "error: " in failed.stderr.splitlines()[-1], failed.stderr
+    assert "mv: cannot stat" not in failed.stderr
+    assert not (tmp_path / "tok" / "train.en").exists()
+    kept = clean_train(tmp_path, RATIO_RULE="corpus")
+    assert kept.returncode == 0, kept.stderr
+    assert "== kept 34 of 34 training pairs (typical ratio 2.00" in kept.stderr
+    assert "clean train: up to date" in clean_train(tmp_path, RATIO_RULE="corpus").stderr
+    again = clean_train(tmp_path, RATIO_RULE="corpus", MAX_RATIO="3")
+    assert "clean train: up to date" not in again.stderr and "within 3 of" in again.stderr
