@@ -1,7 +1,8 @@
 """``--tokenizer xlpe`` for fairseq-interactive: the pipeline's own tokenization of the source
-(``xlpe-tokenize``: Moses rules, jieba words for zh, MeCab words for ja, lowercased with
-``--lowercase-source``) and detokenization of the target by language (``detokenize``: Chinese
-and Japanese as written), so that fairseq's command translates as ``xlpe-translate`` does."""
+(``xlpe-tokenize``: Moses rules, jieba words for zh, MeCab words for ja, placeholders such as
+``%s`` and ``{0}`` kept whole, lowercased with ``--lowercase-source``) and detokenization of
+the target by language (``detokenize``: Chinese and Japanese as written, placeholders as they
+came), so that fairseq's command translates as ``xlpe-translate`` does."""
 from dataclasses import dataclass, field
 
 from fairseq.data.encoders import register_tokenizer

@@ -83,3 +83,14 @@ def test_placeholders_of_a_target_survive_tokenization_bpe_and_scoring(tmp_path,
                lang, "--json", str(scores), "--detokenized-output", str(printed)])
     assert printed.read_text(encoding="utf-8").splitlines() == references
     assert json.loads(scores.read_text())["bleu"] == pytest.approx(100)
+
+
+def test_fairseq_tokenizer_of_the_plugin_keeps_placeholders():
+    from fairseq.data import encoders
+
+    import xlpe_fairseq.tokenizer  # noqa: F401  (registers --tokenizer xlpe)
+
+    tokenizer = encoders.build_tokenizer(Namespace(tokenizer="xlpe", source_lang="en",
+                                                   target_lang="ja", lowercase_source=False))
+    assert tokenizer.encode("Error: %s not found") == "Error : %s not found"
+    assert tokenizer.decode("エラー : %s が 見つかり ませ ん") == "エラー: %s が見つかりません"
