@@ -5,6 +5,7 @@ Load it with ``--user-dir <path>/xlpe_fairseq`` to get the ``translation_reorder
 ``transformer_dpe`` / ``transformer_reorder_emb`` models.
 """
 import importlib.abc
+import logging
 import os
 import sys
 import warnings
@@ -32,6 +33,27 @@ _UNACTIONABLE_WARNINGS = [
 ]
 for _message in _UNACTIONABLE_WARNINGS:
     warnings.filterwarnings("ignore", message=_message)
+# fairseq's wav2vec2_classification module, imported with fairseq's models, sets the root logger
+# to DEBUG; hydra then logs how it composes fairseq's config ("DEBUG:hydra.core.utils:Setting
+# JobRuntime...") in fairseq-generate and fairseq-interactive
+logging.getLogger("hydra").setLevel(logging.INFO)
+
+
+def _quiet_interrupt(previous_hook):
+    """An ``excepthook`` that prints nothing for Ctrl-C: Python then ends the process as
+    SIGINT does (exit status 130)."""
+
+    def hook(kind, error, traceback):
+        if not issubclass(kind, KeyboardInterrupt):
+            previous_hook(kind, error, traceback)
+
+    return hook
+
+
+# The xlpe-* commands handle Ctrl-C once they run (io.command.run_command); this covers the
+# seconds before, while they import torch and fairseq.
+if os.path.basename((getattr(sys, "argv", None) or [""])[0]).startswith("xlpe-"):
+    sys.excepthook = _quiet_interrupt(sys.excepthook)
 
 
 def _register():

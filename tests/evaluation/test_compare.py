@@ -82,3 +82,39 @@ def test_table_of_a_checkpoint_and_a_generate_output(tiny, tmp_path):
     table = (tmp_path / "table.md").read_text()
     assert "| model (baseline) |" in table and "| perfect |" in table and "BLEU: nrefs:1" in table
     assert (tmp_path / "model.gen").exists()
+
+
+def compare_checkpoint(tmp_path, capsys, split):
+    """xlpe-compare decoding a checkpoint that is none on a data-bin of empty files; returns
+    (exit status, stderr)."""
+    data_bin = tmp_path / "data-bin"
+    data_bin.mkdir()
+    for name in ("dict.xx.txt", "dict.yy.txt", "test.xx-yy.xx.idx", "valid.xx-yy.xx.idx"):
+        (data_bin / name).write_text("")
+    checkpoint = tmp_path / "checkpoint.pt"
+    checkpoint.write_text("")
+    reference = tmp_path / "ref.yy"
+    reference.write_text("a house\n")
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--checkpoint", f"a={checkpoint}", "--data-bin", str(data_bin), "--gen-subset",
+              split, "--reference", str(reference), "--target-lang", "en", "--output-dir",
+              str(tmp_path / "out")])
+    return exit_info.value.code, capsys.readouterr().err
+
+
+def test_a_split_the_data_bin_lacks_is_one_line_before_any_decoding(tmp_path, capsys):
+    status, err = compare_checkpoint(tmp_path, capsys, "bogus")
+    assert status == 1, err
+    assert err == (f"xlpe-compare: error: {tmp_path / 'data-bin'}: no 'bogus' split (no "
+                   "bogus.*.idx); --gen-subset takes one of its splits: test, valid\n")
+
+
+def test_fairseq_generate_failing_is_one_line_naming_its_log(tmp_path, capsys):
+    status, err = compare_checkpoint(tmp_path, capsys, "test")
+    log = tmp_path / "out" / "a.gen.log"
+    assert status == 1, err
+    assert len(err.splitlines()) == 1, err
+    assert err.startswith(f"xlpe-compare: error: fairseq-generate failed on "
+                          f"{tmp_path / 'checkpoint.pt'} (exit 1): ") and f"(its log: {log})" in err
+    assert "Traceback" in log.read_text(), "the log keeps fairseq's whole report"
+    assert not (tmp_path / "out" / "a.gen").exists()

@@ -32,6 +32,7 @@ from ..io import (
     check_dictionaries,
     check_outputs,
     fairseq_checkpoint,
+    language_code,
     read_lines,
     require_files,
     require_lines,
@@ -95,9 +96,28 @@ def generate(checkpoint, data_bin, split, output, extra_args):
     env = {**os.environ, "TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD": "1"}
     result = subprocess.run(command, capture_output=True, text=True, env=env)
     if result.returncode != 0:
-        raise ToolError(f"{shlex.join(command)} failed:\n{result.stderr[-3000:]}")
+        # fairseq prints its whole configuration before a traceback: the last line says why,
+        # the log keeps the rest
+        log = f"{output}.log"
+        with atomic_output(log) as out:
+            out.write(f"{shlex.join(command)}\n{result.stderr}")
+        reason = (result.stderr.strip().splitlines() or ["no message"])[-1]
+        raise ToolError(f"fairseq-generate failed on {checkpoint} (exit {result.returncode}): "
+                        f"{reason} (its log: {log})")
     with atomic_output(output) as out:
         out.write(result.stdout)
+
+
+def check_split(data_bin, split):
+    """InputError unless ``data_bin`` holds ``split``, before any checkpoint is decoded:
+    fairseq-generate would fail after printing its whole configuration."""
+    if not os.path.isdir(data_bin):
+        raise InputError(f"{data_bin}: no such folder (--data-bin)")
+    names = os.listdir(data_bin)
+    if not any(name.startswith(f"{split}.") and name.endswith(".idx") for name in names):
+        splits = sorted({name.split(".", 1)[0] for name in names if name.endswith(".idx")})
+        raise InputError(f"{data_bin}: no {split!r} split (no {split}.*.idx); --gen-subset "
+                         f"takes one of its splits: {', '.join(splits) or 'none'}")
 
 
 def sentence_statistics(metric, hypotheses, references):
@@ -221,7 +241,8 @@ def build_parser():
                         "parameter count")
     parser.add_argument("--reference", required=True,
                         help="reference text of the test set, one sentence per line")
-    parser.add_argument("--target-lang", required=True, help="language code for detokenization")
+    parser.add_argument("--target-lang", required=True, type=language_code,
+                        help="language code for detokenization and sacreBLEU's tokenizer")
     parser.add_argument("--tokenized-reference", action="store_true",
                         help="the reference is Moses-tokenized: detokenize it like the hypotheses")
     add_tokenize_argument(parser)
@@ -267,6 +288,8 @@ def _compare_systems(args):
     references = read_lines(args.reference)
     require_lines(args.reference, len(references))
     if args.data_bin:
+        if any(kind == "checkpoint" for kind, _, _ in args.systems):
+            check_split(args.data_bin, args.gen_subset)
         check_dictionaries(args.data_bin)
     if args.tokenized_reference:
         references = detokenize(references, args.target_lang)

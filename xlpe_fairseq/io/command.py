@@ -1,10 +1,13 @@
 """Running a command body: errors become one message and exit status 1, signals an exception.
 
 The commands run by ``run_command`` remove their temporary files on SIGTERM, SIGHUP and SIGINT
-too: the signal is raised as ``Terminated`` and unwinds through their ``with`` blocks.
+too: the signal is raised as ``Terminated`` and unwinds through their ``with`` blocks. A reader
+that closes the command's stdout early (``| head -1``) ends it quietly, as SIGPIPE ends other
+programs: exit status 141, no traceback.
 """
 import contextlib
 import os
+import select
 import signal
 import sys
 import threading
@@ -64,6 +67,11 @@ def run_command(main_body, prog):
     previous = {signum: signal.signal(signum, terminate) for signum in handled}
     try:
         main_body()
+        sys.stdout.flush()  # a closed stdout found here, not at exit, where it is a traceback
+    except BrokenPipeError:
+        if not stdout_closed():
+            raise  # another pipe: a tool the command writes to failed
+        end_on_closed_stdout()
     except (InputError, ReorderFileError, ToolError) as err:
         print(f"{prog}: error: {err}", file=sys.stderr)
         sys.exit(1)
@@ -73,3 +81,25 @@ def run_command(main_body, prog):
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, handler)
+
+
+def stdout_closed():
+    """Whether the reader of stdout has gone (``| head -1`` after its line): a pipe without
+    a reader polls as an error."""
+    try:
+        descriptor = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):  # replaced by an object without one
+        return False
+    poller = select.poll()
+    poller.register(descriptor, select.POLLOUT)
+    return any(events & select.POLLERR for _, events in poller.poll(0))
+
+
+def end_on_closed_stdout():
+    """Exit as a program that SIGPIPE ends (128 + 13), without a message. stdout goes to
+    /dev/null first, so that Python's final flush of what is still buffered does not fail
+    again (the Python documentation's advice on SIGPIPE)."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+    sys.exit(128 + signal.SIGPIPE)

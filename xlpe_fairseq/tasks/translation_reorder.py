@@ -29,6 +29,7 @@ from fairseq.tasks import register_task
 from fairseq.tasks.translation import TranslationConfig, TranslationTask
 from omegaconf import II
 
+from ..data.indexed_files import check_indexed_file, check_language_pair_files
 from ..data.prefetch_shutdown import stop_prefetch_threads_at_exit
 from ..data.reorder_dataset import (
     LanguagePairWithReorderDataset,
@@ -37,7 +38,7 @@ from ..data.reorder_dataset import (
     load_reorder_positions,
     reorder_prefix,
 )
-from ..io import FINITE, Number, positive_int
+from ..io import FINITE, InputError, Number, positive_int
 from ..plugin_errors import MissingReorderPositionsError, OptionError
 from .data_provenance import DataProvenance
 
@@ -128,11 +129,16 @@ class TranslationReorderTask(DataProvenance, TranslationTask):
         return paths[(epoch - 1) % len(paths)]
 
     def load_dataset(self, split, epoch=1, combine=False, **kwargs):
-        super().load_dataset(split, epoch=epoch, combine=combine, **kwargs)
-        pair = self.datasets[split]
         src, tgt = self.cfg.source_lang, self.cfg.target_lang
         data_path = self._data_path(split, epoch)
         reorder_path = reorder_prefix(data_path, split, src, tgt)
+        # a truncated or foreign file as one line naming it, before fairseq maps it
+        check_language_pair_files(data_path, split, (src, tgt), (self.src_dict, self.tgt_dict),
+                                  combine)
+        if os.path.exists(reorder_path + ".idx"):
+            check_indexed_file(reorder_path)
+        super().load_dataset(split, epoch=epoch, combine=combine, **kwargs)
+        pair = self.datasets[split]
         if self.cfg.truncate_source and os.path.exists(reorder_path + ".idx"):
             raise ReorderPositionsError(
                 "--truncate-source cuts source sentences but not their reorder positions; "
@@ -199,12 +205,21 @@ class TranslationReorderTask(DataProvenance, TranslationTask):
         )
 
     def build_model(self, cfg, from_checkpoint=False):
+        if getattr(cfg, "share_all_embeddings", False) and self.src_dict != self.tgt_dict:
+            # fairseq's ValueError, a traceback, does not say which files differ
+            data = utils.split_paths(self.cfg.data)[0]
+            raise InputError(
+                f"{data}: dict.{self.cfg.source_lang}.txt and dict.{self.cfg.target_lang}.txt "
+                "differ, but the model shares all embeddings (--share-all-embeddings, a joined "
+                "dictionary): use the data-bin binarized with --joined-dictionary")
         model = super().build_model(cfg, from_checkpoint)
         # named in the errors about a data-bin that does not fit the model
         self.model_cfg = cfg
         self.model_arch = getattr(cfg, "arch", None) or getattr(cfg, "_name", "the model")
         if not from_checkpoint:  # fairseq-train: is the checkpoint it restores this run's?
             self.check_resume(model)
+        if from_checkpoint:
+            self._name_dictionary_mismatch(model)
         role = getattr(model, "reorder_positions_role", None)
         if role == ROLE_INPUT or self.reorder_role is None:
             self.reorder_role = role
@@ -215,6 +230,28 @@ class TranslationReorderTask(DataProvenance, TranslationTask):
             else:
                 self._require_positions(split, self._data_path(split, 1))
         return model
+
+    def _name_dictionary_mismatch(self, model):
+        """Refuse, naming the dictionary, weights whose embeddings do not fit this data-bin's
+        dictionaries: fairseq's own error lists every tensor of another size. (A checkpoint
+        that records the data it was trained on is refused before, by DataProvenance.)"""
+        load = model.load_state_dict
+        sides = {"encoder": (self.src_dict, self.cfg.source_lang),
+                 "decoder": (self.tgt_dict, self.cfg.target_lang)}
+
+        def load_state_dict(state_dict, *args, **kwargs):
+            for side, (dictionary, lang) in sides.items():
+                weight = state_dict.get(f"{side}.embed_tokens.weight")
+                if weight is not None and weight.shape[0] != len(dictionary):
+                    data = utils.split_paths(self.cfg.data)[0]
+                    raise InputError(
+                        f"{os.path.join(data, f'dict.{lang}.txt')}: {len(dictionary)} entries, "
+                        f"but the checkpoint's {side} embeddings hold {weight.shape[0]}: it was "
+                        "trained with another dictionary; decode with the data-bin it was "
+                        "trained on")
+            return load(state_dict, *args, **kwargs)
+
+        model.load_state_dict = load_state_dict
 
     def get_batch_iterator(self, dataset, epoch=1, disable_iterator_cache=False,
                            update_epoch_batch_itr=False, **kwargs):
