@@ -121,10 +121,70 @@ def test_input_file_follows_the_line_rule_of_every_command(tmp_path, monkeypatch
     read = []
     monkeypatch.setattr(translate, "load_translator", lambda args, checkpoints: None)
     monkeypatch.setattr(translate, "translate",
-                        lambda translator, lines, args, out: read.extend(lines))
+                        lambda translator, lines, args, out, name: read.extend(lines))
     with pytest.raises(SystemExit) as exit_info:
         translate.main(["--corpus", str(out), "--checkpoint", str(checkpoint),
                         "--input", str(source)])
     err = capsys.readouterr().err
     assert exit_info.value.code == 1, err
     assert f"{source} line 2: carriage return" in err and len(err.splitlines()) == 1, err
+
+
+def stdin_translated(tmp_path, monkeypatch, capsys, data):
+    """xlpe-translate on ``data`` as stdin, the model left out: (exit status, stderr, lines
+    that reached the translation)."""
+    import io
+
+    from xlpe_fairseq.evaluation import translate
+
+    codes = tmp_path / "codes"
+    codes.write_text("a b 5\n")
+    checkpoint = tmp_path / "checkpoint.pt"
+    checkpoint.write_text("")
+    read = []
+    monkeypatch.setattr(translate, "load_translator", lambda args, checkpoints: None)
+    monkeypatch.setattr(translate, "translate",
+                        lambda translator, lines, args, out, name: read.extend(lines))
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data)))
+    with pytest.raises(SystemExit) as exit_info:
+        translate.main(["--checkpoint", str(checkpoint), "--bpe-codes", str(codes)])
+        sys.exit(0)
+    return exit_info.value.code, capsys.readouterr().err, read
+
+
+@pytest.mark.parametrize("data, message", [
+    (b"ein haus\nein \xff hund\n", "<stdin> line 2: not UTF-8 (byte 0xff at column 5)"),
+    (b"ein haus\nein\rhund\nkatze\n", "<stdin> line 2: carriage return (\\r) inside the line"),
+])
+def test_stdin_follows_the_line_rule_of_every_input(tmp_path, monkeypatch, capsys, data,
+                                                     message):
+    status, err, _ = stdin_translated(tmp_path, monkeypatch, capsys, data)
+    assert status == 1 and err.startswith(f"xlpe-translate: error: {message}"), err
+    assert len(err.splitlines()) == 1, err
+
+
+def test_stdin_lines_lose_their_line_ends_and_byte_order_mark(tmp_path, monkeypatch, capsys):
+    status, err, read = stdin_translated(tmp_path, monkeypatch, capsys,
+                                         b"\xef\xbb\xbfein haus\r\nkatze")
+    assert status == 0, err
+    assert read == ["ein haus", "katze"]
+
+
+def test_a_line_too_long_for_the_model_names_the_input(tmp_path):
+    from types import SimpleNamespace
+
+    from xlpe_fairseq.evaluation.translate import translate
+
+    translator = SimpleNamespace(max_positions=(3, 3), encode=lambda line: line.split())
+    args = SimpleNamespace(buffer_size=10, beam=1, lenpen=1.0)
+    with pytest.raises(InputError, match=r"^in\.de line 2: 4 tokens after BPE, more than the "
+                       r"model's 3$"):
+        translate(translator, ["a b", "a b c d"], args, None, "in.de")
+
+
+@pytest.mark.parametrize("option", ["--source-lang", "--target-lang"])
+@pytest.mark.parametrize("value", ["zh ", "", "../x"])
+def test_a_language_that_is_no_language_code_is_a_usage_error(option, value):
+    with pytest.raises(SystemExit) as exit_info:
+        build_parser().parse_args(["--checkpoint", "c.pt", option, value])
+    assert exit_info.value.code == 2

@@ -170,6 +170,7 @@ def damaged_checkpoints(tmp_path):
         "NaN weights": lambda c: c["state_dict"]["embed.weight"].fill_(float("nan")),
         "infinite penalty": lambda c: c.update(inversion_penalty=float("inf")),
         "cut-down vocabulary": lambda c: c.update(vocabulary=c["vocabulary"][:-1]),
+        "<pad> twice": lambda c: c.update(vocabulary=c["vocabulary"][:-1] + ["<pad>"]),
         "padding index out of range": lambda c: c["config"].update(padding_idx=99),
     }.items():
         copy = {**checkpoint, "config": dict(checkpoint["config"]),
@@ -194,6 +195,16 @@ def test_a_damaged_checkpoint_is_named_in_one_line(tmp_path, capsys):
         assert "Traceback" not in message
         # torch's advice to load with weights_only=False must not reach the user
         assert "weights_only" not in message, f"{what}: {message}"
+
+
+def test_a_vocabulary_with_a_token_twice_is_damaged(tmp_path, capsys):
+    path = damaged_checkpoints(tmp_path)["<pad> twice"]
+    source = write_lines(tmp_path / "test.src", [["a", "b"]])
+    message = expect_input_error(
+        predict.main, ["--preorderer", str(path), "--source", source, "--output",
+                       str(tmp_path / "out")], capsys, f"xlpe-preorder: error: {path}: ")
+    assert ("damaged preorderer checkpoint (ValueError: '<pad>' twice in the vocabulary "
+            "(entries 0 and 3))") in message, message
 
 
 def test_an_ensemble_refuses_a_damaged_member(tmp_path, capsys):

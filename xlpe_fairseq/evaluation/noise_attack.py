@@ -23,6 +23,7 @@ from ..io import (
     InputError,
     atomic_output,
     check_output_directory,
+    language_code,
     open_text,
     read_lines,
     run_command,
@@ -146,7 +147,8 @@ def build_parser():
     parser.add_argument("--name", default="XL PE",
                         help="model name of the --generate-outputs curve")
     parser.add_argument("--reference", help="reference text for --generate-outputs")
-    parser.add_argument("--target-lang", help="target language code for detokenization")
+    parser.add_argument("--target-lang", type=language_code,
+                        help="target language code for detokenization and sacreBLEU's tokenizer")
     add_tokenize_argument(parser)
     parser.add_argument("--tokenized-reference", action="store_true",
                         help="the reference is Moses-tokenized: detokenize it like the hypotheses")

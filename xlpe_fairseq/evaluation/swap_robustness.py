@@ -39,6 +39,7 @@ from ..io import (
     check_dictionaries,
     check_output_directory,
     check_same_line_count,
+    language_code,
     positive_int,
     read_lines,
     run_command,
@@ -226,8 +227,10 @@ def build_parser():
     parser.add_argument("--reference", required=True, help="reference translations, one per line")
     parser.add_argument("--tokenized-reference", action="store_true",
                         help="the reference is Moses-tokenized: detokenize it like the hypotheses")
-    parser.add_argument("--source-lang", required=True, help="source language code, e.g. he")
-    parser.add_argument("--target-lang", required=True, help="target language code, e.g. en")
+    parser.add_argument("--source-lang", required=True, type=language_code,
+                        help="source language code, e.g. he")
+    parser.add_argument("--target-lang", required=True, type=language_code,
+                        help="target language code, e.g. en")
     add_tokenize_argument(parser)
     parser.add_argument("--percentages", type=PERCENTAGE, nargs="+", default=DEFAULT_PERCENTAGES,
                         help="percentages of words to swap in every sentence")

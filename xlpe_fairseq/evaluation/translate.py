@@ -28,6 +28,7 @@ from ..help_format import HelpFormatter
 from ..io import (
     FINITE,
     InputError,
+    language_code,
     load_fairseq_ensemble,
     open_text,
     positive_int,
@@ -35,6 +36,7 @@ from ..io import (
     run_command,
     text_lines,
 )
+from ..io.lines import stdin_lines
 from ..preprocessing.bpe import bpe_applier, write_checked_codes
 from ..preprocessing.tokenize import tokenize_line
 from .detokenize import detokenize_line
@@ -141,16 +143,17 @@ def batches(lines, size):
         yield batch
 
 
-def translate(translator, lines, args, out):
-    """Translate ``lines`` ``--buffer-size`` at a time, writing each translation as it comes."""
+def translate(translator, lines, args, out, name):
+    """Translate ``lines`` (of the input ``name``) ``--buffer-size`` at a time, writing each
+    translation as it comes."""
     max_source = translator.max_positions[0]
     first = 1
     for batch in batches(lines, args.buffer_size):
         encoded = [translator.encode(sentence) for sentence in batch]
         for number, tokens in enumerate(encoded, first):
             if len(tokens) > max_source:
-                raise InputError(f"line {number}: {len(tokens)} tokens after BPE, more than the "
-                                 f"model's {max_source}")
+                raise InputError(f"{name} line {number}: {len(tokens)} tokens after BPE, more "
+                                 f"than the model's {max_source}")
         hypotheses = translator.generate(encoded, beam=args.beam, lenpen=args.lenpen)
         for best in hypotheses:
             out.write(translator.decode(best[0]["tokens"]) + "\n")
@@ -169,8 +172,10 @@ def build_parser():
     parser.add_argument("--data-bin", help="folder with the dictionaries dict.SRC.txt and "
                         "dict.TGT.txt (default: OUT/data-bin/text, else the training's)")
     parser.add_argument("--bpe-codes", help="the corpus's BPE codes (default: OUT/bpe/codes)")
-    parser.add_argument("--source-lang", help="default: the corpus's, else the checkpoint's")
-    parser.add_argument("--target-lang", help="default: the corpus's, else the checkpoint's")
+    parser.add_argument("--source-lang", type=language_code,
+                        help="default: the corpus's, else the checkpoint's")
+    parser.add_argument("--target-lang", type=language_code,
+                        help="default: the corpus's, else the checkpoint's")
     parser.add_argument("--lowercase", action="store_true",
                         help="lowercase the input (default: if the corpus was lowercased)")
     parser.add_argument("--preorderer", help="xlpe-preorder-train checkpoint, for XL PE models "
@@ -206,13 +211,12 @@ def main(argv=None):
         sys.stdout.reconfigure(encoding="utf-8")
         checkpoints = resolve_arguments(args)
         translator = load_translator(args, checkpoints)
+        # the line rule of every command, stdin's too: strict UTF-8, a lone \r refused
         if args.input:
-            # the line rule of every command: a lone \r is refused, not a line end
             with text_lines(args.input) as lines:
-                translate(translator, lines, args, sys.stdout)
+                translate(translator, lines, args, sys.stdout, args.input)
         else:
-            sys.stdin.reconfigure(encoding="utf-8")
-            translate(translator, sys.stdin, args, sys.stdout)
+            translate(translator, stdin_lines(), args, sys.stdout, "<stdin>")
 
     run_command(body, parser.prog)
     return 0

@@ -16,7 +16,13 @@ class Vocabulary:
         if tokens[:2] != [PAD, UNK]:
             raise ValueError(f"a vocabulary starts with {PAD!r} and {UNK!r}, got {tokens[:2]}")
         self.tokens = tokens
-        self._index = {token: k for k, token in enumerate(tokens)}
+        self._index = {}
+        for k, token in enumerate(tokens):
+            # a token twice would leave an embedding row that no token reaches
+            if token in self._index:
+                raise ValueError(f"{token!r} twice in the vocabulary (entries "
+                                 f"{self._index[token]} and {k})")
+            self._index[token] = k
 
     @classmethod
     def build(cls, sentences, max_size=None, min_count=1):
