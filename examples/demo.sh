@@ -206,7 +206,7 @@ order = ["transformer", "dpe", "re-encoder", "re-decoder", "re-both", "xlpe-inxl
          "two-pass"]
 lines = ["| model | BLEU | chrF | updates | train seconds | test sentences |",
          "|---|---|---|---|---|---|"]
-signature = ""
+signatures = []
 for model in order:
     if not (work / model / "bleu.json").is_file():
         continue
@@ -215,8 +215,8 @@ for model in order:
     updates = (work / model / "updates").read_text().strip()
     lines.append(f"| {model} | {score['bleu']:.2f} | {score['chrf']:.2f} | {updates} | {seconds} "
                  f"| {score['sentences']} |")
-    signature = score["bleu_signature"]
-lines += ["", f"sacreBLEU: {signature}"]
+    signatures = [f"BLEU: {score['bleu_signature']}", f"chrF: {score['chrf_signature']}"]
+lines += ["", *signatures]
 # what DPE's positions come from: equal hashes, equal data (docs/reproducibility.md)
 digests = ", ".join(f"{name} {hashlib.md5((data / 'bpe' / name).read_bytes()).hexdigest()}"
                     for name in ("codes", "train.align", "train.reorder"))

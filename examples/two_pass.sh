@@ -228,7 +228,8 @@ result = {
     "sentences": len(hypotheses),
 }
 print(f"reordering: BLEU {result['bleu']:.2f}  chrF {result['chrf']:.2f}  "
-      f"({result['sentences']} sentences; {result['bleu_signature']})")
+      f"({result['sentences']} sentences)\nBLEU: {result['bleu_signature']}\n"
+      f"chrF: {result['chrf_signature']}")
 with atomic_output(output) as out:
     json.dump(result, out, indent=2)
 PY
@@ -271,9 +272,11 @@ lines = [f"DPE Table 2 rows ({updates} updates a Transformer, the last {average}
 for row, model, data, file in rows:
     lines.append(f"| {row} | {model} | {data} | {scores[file]['bleu']:.2f} "
                  f"| {scores[file]['chrf']:.2f} |")
-lines += ["", f"row 1 sacreBLEU: {scores['reordering.bleu.json']['bleu_signature']} "
-          "(BPE pieces, @@ dropped)",
-          f"rows 2-4 sacreBLEU: {scores['bleu.json']['bleu_signature']}"]
+lines += ["", "row 1 (BPE pieces, @@ dropped):",
+          f"BLEU: {scores['reordering.bleu.json']['bleu_signature']}",
+          f"chrF: {scores['reordering.bleu.json']['chrf_signature']}", "rows 2-4:",
+          f"BLEU: {scores['bleu.json']['bleu_signature']}",
+          f"chrF: {scores['bleu.json']['chrf_signature']}"]
 table = "\n".join(lines) + "\n"
 with atomic_output(work / "results.md") as out:
     out.write(table)

@@ -114,3 +114,33 @@ def test_compare_option_values_out_of_range_are_usage_errors(tmp_path, capsys, o
     err = capsys.readouterr().err
     assert exit_info.value.code == 2, err
     assert err.splitlines()[-1].startswith(f"xlpe-compare: error: argument {option}: expected")
+
+
+@pytest.mark.parametrize("value", ["zh ", "", "../x", "e n"])
+@pytest.mark.parametrize("command", ["bleu", "compare", "noise_attack", "swap_robustness"])
+def test_a_target_language_that_is_no_language_code_is_a_usage_error(capsys, command, value):
+    """'zh ' used to score silently with 13a instead of sacreBLEU's zh tokenizer."""
+    import importlib
+
+    main = importlib.import_module(f"xlpe_fairseq.evaluation.{command}").main
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--target-lang", value])
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2, err
+    assert err.splitlines()[-1].endswith(
+        f"error: argument --target-lang: expected a language code such as en or pt-BR, got "
+        f"{value!r}"), err
+
+
+def test_the_console_shows_both_signatures_as_the_json_holds_them(tmp_path, capsys):
+    import json
+
+    generated = generate_output(tmp_path / "gen.out", ["a house", "a dog"])
+    reference = write(tmp_path / "ref.en", ["a house", "a dog"])
+    bleu.main(["--generate-output", generated, "--reference", reference, "--target-lang", "en",
+               "--name", "tiny", "--json", str(tmp_path / "bleu.json")])
+    result = json.loads((tmp_path / "bleu.json").read_text())
+    assert capsys.readouterr().out.splitlines() == [
+        f"tiny: BLEU {result['bleu']:.2f}  chrF {result['chrf']:.2f}  (2 sentences)",
+        f"BLEU: {result['bleu_signature']}", f"chrF: {result['chrf_signature']}"]
+    assert result["chrf_signature"].startswith("nrefs:1|") and "nc:6" in result["chrf_signature"]

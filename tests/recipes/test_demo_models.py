@@ -41,7 +41,8 @@ def test_demo_prints_the_measured_range_beside_its_default_cpu_scores(tmp_path, 
     for model, bleu in (("transformer", 5.6), ("dpe", 5.88)):
         (tmp_path / model).mkdir()
         (tmp_path / model / "bleu.json").write_text(json.dumps(
-            {"bleu": bleu, "chrf": 20.4, "sentences": 1000, "bleu_signature": "sig"}))
+            {"bleu": bleu, "chrf": 20.4, "sentences": 1000, "bleu_signature": "sig",
+             "chrf_signature": "chrf-sig"}))
         (tmp_path / model / "train_seconds").write_text("300\n")
         (tmp_path / model / "updates").write_text(updates + "\n")
     table = demo_summary(tmp_path, gpu)

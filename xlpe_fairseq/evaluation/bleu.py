@@ -17,6 +17,7 @@ from ..io import (
     InputError,
     atomic_outputs,
     check_outputs,
+    language_code,
     read_lines,
     require_files,
     require_lines,
@@ -80,7 +81,8 @@ def main(argv=None):
     parser.add_argument("--reference", required=True,
                         help="reference text, one sentence per line: raw, or tokenized with "
                         "--tokenized-reference")
-    parser.add_argument("--target-lang", required=True, help="language code for detokenization")
+    parser.add_argument("--target-lang", required=True, type=language_code,
+                        help="language code for detokenization and sacreBLEU's tokenizer")
     parser.add_argument("--tokenized-reference", action="store_true",
                         help="the reference is Moses-tokenized: detokenize it like the hypotheses")
     add_tokenize_argument(parser)
@@ -111,8 +113,10 @@ def _score_generate_output(args):
     result = score(hypotheses, references, tokenize)
     if args.name:
         result["name"] = args.name
-    print(f"{args.name + ': ' if args.name else ''}BLEU {result['bleu']:.2f}  chrF {result['chrf']:.2f}"
-          f"  ({result['sentences']} sentences; {result['bleu_signature']})")
+    # the scores, then each one's sacreBLEU signature, as xlpe-compare prints them
+    print(f"{args.name + ': ' if args.name else ''}BLEU {result['bleu']:.2f}  chrF "
+          f"{result['chrf']:.2f}  ({result['sentences']} sentences)\n"
+          f"BLEU: {result['bleu_signature']}\nchrF: {result['chrf_signature']}")
     writers = {
         args.json: lambda out: json.dump(result, out, indent=2),
         args.detokenized_output: lambda out: out.writelines(f"{line}\n" for line in hypotheses),
