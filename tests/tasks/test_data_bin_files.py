@@ -85,7 +85,15 @@ def test_fairseq_generate_names_a_truncated_index(tiny, tmp_path):
     assert error.startswith(f"fairseq-generate: error: {copy / 'test.xx-yy.xx.idx'}: truncated")
 
 
-def test_dictionaries_that_do_not_fit_the_checkpoint_are_named(tiny, tmp_path):
+def xlpe(command, *args):
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    return subprocess.run([os.path.join(os.path.dirname(sys.executable), command),
+                           *map(str, args)], capture_output=True, text=True, env=env,
+                          timeout=300)
+
+
+@pytest.mark.parametrize("command", ["fairseq-generate", "xlpe-translate", "xlpe-dpe-order"])
+def test_dictionaries_that_do_not_fit_the_checkpoint_are_named(tiny, tmp_path, command):
     data_bin, checkpoint = tiny
     # a checkpoint that records nothing of its data (DataProvenance refuses those that do)
     state = torch.load(checkpoint, weights_only=False)
@@ -94,10 +102,20 @@ def test_dictionaries_that_do_not_fit_the_checkpoint_are_named(tiny, tmp_path):
     torch.save(state, unrecorded)
     words = (data_bin / "dict.xx.txt").read_text()
     copy = damaged_copy(data_bin, tmp_path, "dict.xx.txt", text=words + "extra1 1\nextra2 1\n")
-    error = one_error_line(fairseq_generate(copy, unrecorded))
+    if command == "fairseq-generate":
+        result = fairseq_generate(copy, unrecorded)
+    elif command == "xlpe-translate":
+        (tmp_path / "codes").write_text("s1 0 5\n")
+        result = xlpe(command, "--checkpoint", unrecorded, "--data-bin", copy, "--bpe-codes",
+                      tmp_path / "codes", "--source-lang", "xx", "--target-lang", "yy",
+                      "--preorderer-nbest", "1", "--input", copy / "dict.xx.txt")
+    else:
+        result = xlpe(command, "--checkpoint", unrecorded, "--data-bin", copy, "--split",
+                      "test", "--output", tmp_path / "order.txt")
+    error = one_error_line(result)
     entries = len(words.splitlines()) + 2 + 4  # and fairseq's 4 special symbols
-    assert error.startswith(f"fairseq-generate: error: {copy / 'dict.xx.txt'}: {entries} "
-                            "entries, but the checkpoint's encoder embeddings hold "), error
+    assert error.startswith(f"{command}: error: {copy / 'dict.xx.txt'}: {entries} entries, but "
+                            "the checkpoint's encoder embeddings hold "), error
 
 
 def test_a_run_with_the_plugin_prints_no_hydra_debug_lines(tiny):
