@@ -10,15 +10,11 @@ argparse does). Any other exception keeps Python's report.
 import os
 import sys
 
-from .io import InputError, OptionError
-from .reordering.reorder_file import ReorderFileError
-
-
-class MissingReorderPositionsError(FileNotFoundError):
-    """A model needs reorder positions for a split and the data-bin has none."""
-
-
-INPUT_ERRORS = (InputError, ReorderFileError, MissingReorderPositionsError)
+from .io.errors import (  # noqa: F401  (re-exported: the plugin's modules import them here)
+    INPUT_ERRORS,
+    MissingReorderPositionsError,
+    OptionError,
+)
 
 # torch's DataLoader re-raises a worker's exception with the worker's traceback as its message
 _WORKER_TRACEBACK = "\nOriginal Traceback (most recent call last):"

@@ -9,7 +9,7 @@ TypeError while translating with an ensemble of models that read different input
 """
 import os
 
-from .errors import InputError, OptionError
+from .errors import INPUT_ERRORS, InputError, OptionError
 
 
 def read_checkpoint(path, what, weights_only=True, mmap=False):
@@ -62,8 +62,6 @@ def load_fairseq_ensemble(paths, arg_overrides):
     line naming the file; an ensemble of models that read different inputs (e.g. an XL PE
     model, which reads reorder positions, and a Transformer) is refused."""
     from fairseq import checkpoint_utils
-
-    from ..plugin_errors import INPUT_ERRORS
 
     try:
         ensemble, cfg, task = checkpoint_utils.load_model_ensemble_and_task(

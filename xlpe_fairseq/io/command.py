@@ -12,8 +12,7 @@ import signal
 import sys
 import threading
 
-from ..reordering.reorder_file import ReorderFileError
-from .errors import InputError, OptionError, ToolError
+from .errors import InputError, OptionError, ReorderFileError, ToolError
 
 
 class Terminated(SystemExit):

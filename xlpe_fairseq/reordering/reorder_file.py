@@ -10,6 +10,7 @@ that (``allow_no_target``); models that read positions as input need full permut
 Kept dependency-free (no torch, no fairseq) so that the fairseq dataset and the
 preprocessing commands can share it cheaply.
 """
+from ..io.errors import ReorderFileError
 
 
 NO_ORDER_TARGET = -1
@@ -19,10 +20,6 @@ _NO_TARGET_HINT = (
     "--unaligned skip`; only DPE's order loss accepts it, models and tools that read positions "
     "need a full permutation: use --unaligned keep or --method btg)"
 )
-
-
-class ReorderFileError(ValueError):
-    """A reorder line or tensor that is not a permutation of the source positions."""
 
 
 def validate_permutation(values, expected_len, where, allow_no_target=False):
