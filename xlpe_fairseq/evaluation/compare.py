@@ -288,9 +288,9 @@ def _compare_systems(args):
     references = read_lines(args.reference)
     require_lines(args.reference, len(references))
     if args.data_bin:
+        check_dictionaries(args.data_bin)
         if any(kind == "checkpoint" for kind, _, _ in args.systems):
             check_split(args.data_bin, args.gen_subset)
-        check_dictionaries(args.data_bin)
     if args.tokenized_reference:
         references = detokenize(references, args.target_lang)
     systems, checkpoints = {}, dict(args.params)
