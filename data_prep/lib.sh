@@ -269,6 +269,7 @@ parse_raw_dir_option() {
                 [[ $# -ge 2 ]] || { echo "--raw-dir needs a folder" >&2; usage; }
                 RAW=$2
                 shift 2 ;;
+            -h | --help) show_help "$0" ;;
             -*) echo "unknown option $1" >&2; usage ;;
             *) OPERANDS+=("$1"); shift ;;
         esac

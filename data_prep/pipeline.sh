@@ -17,12 +17,18 @@
 #   data-bin/xlpe  text + train positions chosen by XLPE_TRAIN_POSITIONS, preorderer
 #                  positions for valid/test
 #                  (transformer_xlpe; the test positions are what a deployed model gets)
+#   reference/  {valid,test}.TGT as prepared: what examples/evaluate.sh scores against
 #   recipe.env  SRC, TGT, LOWERCASE, RAW, for examples/evaluate.sh
+#   provenance.json  what OUT was made from: command, settings, the sha256 of the raw
+#               files, codes, preorderer, references and every data-bin file; written
+#               last, verified by train.sh, evaluate.sh and xlpe-translate --corpus
 #
 # Settings, from the environment or set by the recipe before the call:
 #   WORKERS (all cores), MERGES (32000), LOWERCASE (0; 1 lowercases both sides),
 #   MAX_LEN (250 tokens; train pairs outside 1..MAX_LEN or with a length ratio over 1.5 are
 #   dropped, as by Moses' clean-corpus-n in fairseq's prepare-iwslt14/wmt14 scripts),
+#   RATIO_RULE (fixed, that rule; corpus: the ratio judged against the corpus's typical ratio,
+#   prepare-corpus.sh's default) and MAX_RATIO (1.5, the factor allowed either way),
 #   JOINED_DICT (0; 1 gives one dictionary for both sides, for --share-all-embeddings),
 #   PREORDER_SECONDS (3600): a safety cap, checked after each epoch, that makes the result
 #   depend on the machine's speed if it stops training early; PREORDER_DEVICE (cpu, or cuda);
@@ -58,29 +64,25 @@ tokenize_split() {
 }
 
 # filter_pairs IN_SRC IN_TGT OUT_SRC OUT_TGT: keep pairs with 1..MAX_LEN tokens a side and a
-# length ratio of at most 1.5 (Moses' clean-corpus-n, as in fairseq's prepare scripts).
+# length ratio within MAX_RATIO (1.5) of the corpus's typical ratio (RATIO_RULE=corpus) or of 1
+# (RATIO_RULE=fixed, the default here: Moses' clean-corpus-n, as in fairseq's prepare
+# scripts); says what it kept, warns when over 5% go, fails in one line when none is left.
 filter_pairs() {
-    # tokenized lines hold single spaces and no tabs, so a tab joins the two sides safely
-    paste "$1" "$2" | awk -F '\t' -v max="$MAX_LEN" -v src="$3.tmp" -v tgt="$4.tmp" '
-        { ns = split($1, a, " "); nt = split($2, b, " ") }
-        ns >= 1 && nt >= 1 && ns <= max && nt <= max && ns <= 1.5 * nt && nt <= 1.5 * ns {
-            print $1 > src; print $2 > tgt; kept++
-        }
-        END { printf "== kept %d of %d training pairs\n", kept, NR > "/dev/stderr" }'
-    mv "$3.tmp" "$3"
-    mv "$4.tmp" "$4"
+    python -m xlpe_fairseq.preprocessing.length_filter --source "$1" --target "$2" \
+        --out-source "$3" --out-target "$4" --max-len "$MAX_LEN" --max-ratio "${MAX_RATIO:-1.5}" \
+        --ratio-rule "${RATIO_RULE:-fixed}" --prog "$(basename "$0")"
 }
 
 # clean_train OUT SRC TGT: filter the tokenized training pairs into tok/train.{SRC,TGT}.
 clean_train() {
-    local out=$1 src=$2 tgt=$3
+    local out=$1 src=$2 tgt=$3 rule=${RATIO_RULE:-fixed} ratio=${MAX_RATIO:-1.5}
     local in_src=$out/tok/train.full.$src in_tgt=$out/tok/train.full.$tgt
     if fresh "$out/tok/train.$src" "$out/tok/train.$tgt" -- "$in_src" "$in_tgt" -- \
-            "max_len=$MAX_LEN"; then
+            "max_len=$MAX_LEN" "ratio_rule=$rule" "max_ratio=$ratio"; then
         skipped "clean train"
     else
-        timed "clean train (1..$MAX_LEN tokens, ratio 1.5)" filter_pairs "$in_src" "$in_tgt" \
-            "$out/tok/train.$src" "$out/tok/train.$tgt"
+        timed "clean train (1..$MAX_LEN tokens, ratio within $ratio of the $rule ratio)" \
+            filter_pairs "$in_src" "$in_tgt" "$out/tok/train.$src" "$out/tok/train.$tgt"
         made "$out/tok/train.$src"
     fi
 }
@@ -344,9 +346,41 @@ preorderer_defaults() {
         --max-train-length "$PREORDER_MAX_LENGTH" --threads "$PREORDER_THREADS")
 }
 
+# record_corpus RAW OUT SRC TGT: the last step, once everything else is made: the references
+# evaluation scores against, copied into OUT/reference (the raw folder may change later; a
+# lowercased corpus is scored against its lowercased tokenized text), recipe.env, and
+# OUT/provenance.json, what OUT was made from (xlpe_fairseq/io/provenance.py). A run that fails
+# earlier changes neither record.
+record_corpus() {
+    local raw=$1 out=$2 src=$3 tgt=$4 split from=$1 setting settings=()
+    ((LOWERCASE)) && from=$out/tok
+    mkdir -p "$out/reference"
+    for split in valid test; do
+        cp -- "$from/$split.$tgt" "$out/reference/.$split.$tgt.tmp"
+        mv -- "$out/reference/.$split.$tgt.tmp" "$out/reference/$split.$tgt"
+    done
+    printf 'SRC=%s\nTGT=%s\nLOWERCASE=%s\nRAW=%q\n' "$src" "$tgt" "$LOWERCASE" \
+        "$(cd -- "$raw" && pwd)" >"$out/.recipe.env.tmp"
+    mv -- "$out/.recipe.env.tmp" "$out/recipe.env"
+    for setting in MERGES MAX_LEN MAX_RATIO RATIO_RULE LOWERCASE JOINED_DICT \
+            XLPE_TRAIN_POSITIONS PREORDER_LOSS PREORDER_SEEDS PREORDER_EPOCHS \
+            PREORDER_BATCH_TOKENS PREORDER_MAX_LENGTH PREORDER_FOLDS PREORDER_SECONDS \
+            PREORDER_DEVICE; do
+        [[ -z ${!setting:-} ]] || settings+=(--setting "$setting=${!setting}")
+    done
+    # the user's folder too, where valid and test were held out of its train (prepare-corpus.sh)
+    [[ -z ${RAW_ABS:-} || $RAW_ABS == "$(cd -- "$raw" && pwd)" ]] ||
+        settings+=(--given "$RAW_ABS")
+    xlpe-provenance corpus "$out" --raw "$raw" --src "$src" --tgt "$tgt" "${settings[@]}" \
+        -- "${RECIPE_COMMAND[@]:-$0}"
+}
+
 prepare_corpus() {
     local raw=$1 out=$2 src=$3 tgt=$4 split lang
     pipeline_settings || return
+    # a folder of the user's own, and no other run in it (a recipe that claimed it already
+    # holds the lock)
+    claim_folder "$(basename "$0")" write "$out" "the corpus (OUT)"
     MERGES=${MERGES:-32000}
     MAX_LEN=${MAX_LEN:-250}
     local train_positions
@@ -372,8 +406,6 @@ prepare_corpus() {
     done
     python -m xlpe_fairseq.preprocessing.check_raw "${checked[@]}"
     mkdir -p "$out/tok" "$out/bpe" "$out/data-bin/text"
-    printf 'SRC=%s\nTGT=%s\nLOWERCASE=%s\nRAW=%q\n' "$src" "$tgt" "$LOWERCASE" \
-        "$(cd "$raw" && pwd)" >"$out/recipe.env"
 
     for split in "${PIPELINE_SPLITS[@]}"; do
         for lang in "$src" "$tgt"; do
@@ -399,6 +431,7 @@ prepare_corpus() {
         "dpe:valid:$out/bpe/valid.dpe.reorder" \
         "xlpe:train:$train_positions" "xlpe:valid:$out/bpe/valid.pred.reorder" \
         "xlpe:test:$out/bpe/test.pred.reorder"
+    record_corpus "$raw" "$out" "$src" "$tgt"
     echo "== done: $out/data-bin/{text,dpe,xlpe}" >&2
     python -m xlpe_fairseq.preordering.advice "$out/preorderer.test.score" >&2
 }

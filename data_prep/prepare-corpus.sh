@@ -14,7 +14,10 @@
 #   data-bin/dpe    dpe: DPE target positions of train and valid from the word alignment
 #   data-bin/xlpe   xlpe-*: BTG oracle positions for train, the preorderer's for valid/test
 #   bpe/codes, preorderer.pt, recipe.env: what xlpe-translate --corpus OUT and
-#                   examples/evaluate.sh read
+#                   examples/evaluate.sh read; reference/: the references evaluate.sh scores
+#   provenance.json what OUT was made from (written last; checked by train.sh, evaluate.sh
+#                   and xlpe-translate). OUT may not be empty, /, a system folder or a file,
+#                   and one run at a time writes it (docs/input-rules.md, "Provenance")
 # Next: examples/train.sh MODEL OUT/data-bin CHECKPOINTS, examples/evaluate.sh OUT CHECKPOINTS
 # --model MODEL, and xlpe-translate --corpus OUT --checkpoint ... for new text.
 #
@@ -22,9 +25,16 @@
 #   --merges N            joint BPE merges (default by the training pairs P left after the
 #                         split: 5000 under 20k, 10000 under 200k as fairseq's IWSLT'14,
 #                         20000 under 1M, else 32000 as the WMT setups)
-#   --max-len N           train pairs with more tokens a side, or a length ratio over 1.5,
-#                         are dropped (default: 175 under 1M pairs as fairseq's IWSLT'14,
-#                         else 250 as its WMT'14)
+#   --max-len N           train pairs with more tokens a side are dropped (default:
+#                         175 under 1M pairs as fairseq's IWSLT'14, else 250 as its WMT'14)
+#   --max-ratio R         train pairs whose length ratio (target tokens per source token)
+#                         is more than R times off the typical ratio, either way, are dropped
+#                         (default 1.5; under the corpus rule a short pair gets 5 tokens of
+#                         slack a side)
+#   --ratio-rule RULE     corpus (default): the typical ratio is the corpus's own, measured
+#                         first (MeCab gives Japanese ~1.4 times English's tokens); fixed: 1,
+#                         Moses' clean-corpus-n as fairseq's scripts run it. The run says how
+#                         many pairs it kept and warns when over 5% go (docs/pipeline.md)
 #   --lowercase           lowercase both sides (evaluation then scores lowercased text)
 #   --joined-dictionary   one dictionary for both sides (scripts that share most symbols);
 #                         examples/train.sh then shares all embeddings
@@ -39,8 +49,8 @@
 # data_prep/pipeline.sh, can be set: PREORDER_SECONDS=3600 (a cap), PREORDER_DEVICE=cpu (or
 # cuda), PREORDER_LOSS (pairwise, structured or both), PREORDER_THREADS=all cores,
 # XLPE_TRAIN_POSITIONS=oracle (or predicted, mixed), PREORDER_FOLDS=2. An option wins over its
-# variable (MERGES, MAX_LEN, LOWERCASE, JOINED_DICT, WORKERS). Every value is checked before
-# any work starts.
+# variable (MERGES, MAX_LEN, MAX_RATIO, RATIO_RULE, LOWERCASE, JOINED_DICT, WORKERS). Every
+# value is checked before any work starts.
 # A rerun into the same OUT skips each step whose inputs and settings are those its outputs
 # were made from (by content, whatever the files' times) and redoes the others.
 # At the end, one line says whether the preorderer's test positions beat the source order
@@ -51,9 +61,16 @@ source "$HERE/lib.sh"
 source "$HERE/pipeline.sh"
 
 usage() {
-    echo "usage: $0 --src SRC --tgt TGT [--merges N] [--max-len N] [--lowercase]" \
+    echo "usage: $0 --src SRC --tgt TGT [--merges N] [--max-len N] [--max-ratio R]" \
+        "[--ratio-rule corpus|fixed] [--lowercase]" \
         "[--joined-dictionary] [--workers N] RAW_DIR OUT" >&2
     exit 2
+}
+# check_ratio NAME VALUE: fail (status 2) unless VALUE is a number above 1 (a factor either way)
+check_ratio() {
+    check_positive "$1" "$2" 2>/dev/null && awk -v v="$2" 'BEGIN { exit !(v + 0 > 1) }' && return
+    echo "$1 must be a number above 1, not '$2'" >&2
+    return 2
 }
 # fail MESSAGE: a one-line error
 fail() {
@@ -61,17 +78,21 @@ fail() {
     exit 1
 }
 
+RECIPE_COMMAND=("$0" "$@")
 SRC="" TGT="" OPERANDS=()
 # each option checked as it is read, an empty value too; then every setting, before any work
 while [[ $# -gt 0 ]]; do
     case $1 in
-        --src | --tgt | --merges | --max-len | --workers)
+        --src | --tgt | --merges | --max-len | --max-ratio | --ratio-rule | --workers)
             need_value "$1" $# || exit 2
             case $1 in
                 --src) check_language --src "$2" || exit 2; SRC=$2 ;;
                 --tgt) check_language --tgt "$2" || exit 2; TGT=$2 ;;
                 --merges) check_whole --merges "$2" 1 || exit 2; MERGES=$WHOLE ;;
                 --max-len) check_whole --max-len "$2" 1 || exit 2; MAX_LEN=$WHOLE ;;
+                --max-ratio) check_ratio --max-ratio "$2" || exit 2; MAX_RATIO=$2 ;;
+                --ratio-rule) check_choice --ratio-rule "$2" corpus fixed || exit 2
+                    RATIO_RULE=$2 ;;
                 --workers) check_whole --workers "$2" 1 "$(cores)" || exit 2; WORKERS=$WHOLE ;;
             esac
             shift 2 ;;
@@ -90,9 +111,16 @@ if [[ -z $SRC || -z $TGT ]]; then
 fi
 [[ $SRC != "$TGT" ]] || { echo "--src and --tgt are both '$SRC'" >&2; exit 2; }
 pipeline_settings || exit 2
+# the length filter judges a pair against the corpus's typical length ratio, unless told
+RATIO_RULE=${RATIO_RULE:-corpus} MAX_RATIO=${MAX_RATIO:-1.5}
+check_choice RATIO_RULE "$RATIO_RULE" corpus fixed || exit 2
+check_ratio MAX_RATIO "$MAX_RATIO" || exit 2
 RAW_DIR=${OPERANDS[0]}
 OUT=${OPERANDS[1]}
 [[ -d $RAW_DIR ]] || fail "$RAW_DIR: no such folder"
+# before anything is written: a folder of the user's own, and no other run in it
+claim_folder prepare-corpus.sh write "$OUT" "the corpus (OUT)"
+RAW_ABS=$(cd -- "$RAW_DIR" && pwd)
 for lang in "$SRC" "$TGT"; do
     case $lang in
         th | lo | km | my | bo)
@@ -120,7 +148,7 @@ if ((${#held_out[@]} == 0)); then
 else
     RAW=$OUT/raw
     mkdir -p "$RAW"
-    [[ $(cd "$RAW_DIR" && pwd) != "$(cd "$RAW" && pwd)" ]] ||
+    [[ $RAW_ABS != "$(cd -- "$RAW" && pwd)" ]] ||
         fail "$RAW_DIR is where the held-out splits go: keep the raw files elsewhere"
     outputs=()
     for split in train "${held_out[@]}"; do
@@ -137,8 +165,8 @@ else
     fi
     for split in "${PIPELINE_SPLITS[@]}"; do
         if [[ " ${held_out[*]} train " != *" $split "* ]]; then
-            ln -sfn "$(cd "$RAW_DIR" && pwd)/$split.$SRC" "$RAW/$split.$SRC"
-            ln -sfn "$(cd "$RAW_DIR" && pwd)/$split.$TGT" "$RAW/$split.$TGT"
+            ln -sfn "$RAW_ABS/$split.$SRC" "$RAW/$split.$SRC"
+            ln -sfn "$RAW_ABS/$split.$TGT" "$RAW/$split.$TGT"
         fi
     done
 fi

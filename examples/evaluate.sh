@@ -11,7 +11,9 @@
 #                        [--tokenize T] [--cpu] [--dry-run]
 #
 # DATA is the recipe's OUTDIR (data_prep/prepare-corpus.sh's OUT or another recipe's; its
-# recipe.env names the languages, the raw references and whether text was lowercased),
+# recipe.env names the languages and whether text was lowercased; the reference scored is
+# OUT/reference/SUBSET.TGT, copied when OUT was prepared, and every file read must be as
+# OUT/provenance.json recorded it, the checkpoint trained on OUT's data: docs/input-rules.md),
 # SAVE_DIR the training's checkpoint folder, M the trained model (it picks the data-bin
 # variant: xlpe and xlpe-* read the preorderer's test positions; default: the model
 # examples/train.sh trained there, from SAVE_DIR/schedule.env; required for other folders).
@@ -37,7 +39,8 @@
 #
 # SAVE_DIR receives generate-SUBSET.out (fairseq-generate's output, only when complete) and .log,
 # hypotheses-SUBSET.TGT (the detokenized translations as scored, one a line), bleu-SUBSET.json
-# (the scores), and checkpoint_avgN.pt where it averages.
+# (the scores), provenance-SUBSET.json (what they were made from, written last), and
+# checkpoint_avgN.pt where it averages; an earlier run's outputs of the split are removed first.
 set -euo pipefail
 
 source "$(dirname "$0")/train_common.sh"
@@ -46,6 +49,7 @@ usage() {
     echo "usage: $0 DATA SAVE_DIR [--model M] [--schedule S] [--average N] [--beam K] [--lenpen A] [--subset S] [--preorderer-nbest N] [--tokenize T] [--cpu] [--dry-run]" >&2
     exit 2
 }
+ORIGINAL_ARGUMENTS=("$@")
 MODEL=""
 SCHEDULE_OPTION=""
 AVERAGE_OPTION=""
@@ -89,6 +93,12 @@ done
 [[ ${#OPERANDS[@]} -eq 2 ]] || usage
 DATA=${OPERANDS[0]}
 SAVE_DIR=${OPERANDS[1]}
+# an empty name (an unset variable) or a system folder is refused before it is read
+if ((!DRY_RUN)); then
+    xlpe-provenance folder --prog evaluate.sh --what "the corpus (OUT)" -- "$DATA" >/dev/null &&
+        xlpe-provenance folder --prog evaluate.sh --what "the checkpoints (SAVE_DIR)" -- \
+            "$SAVE_DIR" >/dev/null || exit 1
+fi
 if [[ ! -e $DATA/recipe.env ]]; then
     echo "$DATA/recipe.env: no such file; is $DATA a data_prep recipe's OUTDIR?" >&2
     exit 1
@@ -153,16 +163,21 @@ set_schedule "$SCHEDULE" base
 AVERAGE=${AVERAGE_OPTION:-$AVERAGE}
 BEAM=${BEAM_OPTION:-$BEAM}
 LENPEN=${LENPEN_OPTION:-$LENPEN}
-if ((LOWERCASE)); then
-    # lowercased data (IWSLT): the reference is the lowercased tokenized text, detokenized
-    REFERENCE=$DATA/tok/$SUBSET.$TGT
-    REFERENCE_FLAGS=(--tokenized-reference)
-else
-    REFERENCE=$RAW/$SUBSET.$TGT
-    REFERENCE_FLAGS=()
-fi
-# what decoding and scoring will read, before the checkpoints are averaged
+# the reference as prepared (OUT/reference, in OUT's record), not the raw folder as it is now;
+# lowercased data (IWSLT): the lowercased tokenized text, detokenized
+REFERENCE=$DATA/reference/$SUBSET.$TGT
+REFERENCE_FLAGS=()
+((!LOWERCASE)) || REFERENCE_FLAGS=(--tokenized-reference)
+# what decoding and scoring will read, before the checkpoints are averaged: the data-bin,
+# the codes, the preorderer and the reference as OUT's record has them; OUT read while no
+# preparation rewrites it, SAVE_DIR written by one run at a time
 if ((!DRY_RUN)); then
+    if [[ ! -d $SAVE_DIR ]]; then
+        echo "$SAVE_DIR: no such folder; the checkpoint folder of examples/train.sh" >&2
+        exit 1
+    fi
+    claim_folder evaluate.sh read "$DATA" "the corpus (OUT)"
+    claim_folder evaluate.sh write "$SAVE_DIR" "the checkpoints (SAVE_DIR)"
     for file in "$BIN/$SUBSET.$SRC-$TGT.$SRC.idx" "$REFERENCE"; do
         if [[ ! -f $file ]]; then
             echo "$file: no such file; has the data_prep recipe made the $SUBSET split of" \
@@ -170,6 +185,11 @@ if ((!DRY_RUN)); then
             exit 1
         fi
     done
+    xlpe-provenance verify-corpus --prog evaluate.sh "$DATA" --data-bin "${BIN##*/}" \
+        --reference "$SUBSET" || exit 1
+    # this run's outputs only: a failure leaves no earlier run's scores beside its report
+    rm -f -- "$SAVE_DIR/generate-$SUBSET.out" "$SAVE_DIR/hypotheses-$SUBSET.$TGT" \
+        "$SAVE_DIR/bleu-$SUBSET.json" "$SAVE_DIR/provenance-$SUBSET.json"
 fi
 
 # run COMMAND...: run it, or print it under --dry-run
@@ -213,6 +233,9 @@ else
         exit 1
     fi
 fi
+# trained on this corpus's data-bin as it is now (tasks/data_provenance.py records it)
+((DRY_RUN)) || xlpe-provenance verify-checkpoint --prog evaluate.sh "$CHECKPOINT" \
+    --data-bin "$BIN" || exit 1
 POSITIONS=""
 ((${#NBEST[@]})) && POSITIONS=", the preorderer's $PREORDERER_NBEST best reorderings"
 echo "schedule $SCHEDULE: $(basename "$CHECKPOINT"), beam $BEAM, lenpen $LENPEN$POSITIONS" >&2
@@ -244,6 +267,7 @@ if ! "${GENERATE[@]}" >"$PARTIAL" 2>"$LOG"; then
     fi
     exit 1
 fi
+chmod "$(printf '%o' $((0666 & ~$(umask))))" "$PARTIAL"  # mktemp's file is private
 mv "$PARTIAL" "$OUTPUT"
 HYPOTHESES=$SAVE_DIR/hypotheses-$SUBSET.$TGT
 
@@ -251,5 +275,12 @@ NAME="$(basename "$DATA") $MODEL ($(basename "$CHECKPOINT"), $SUBSET)"
 xlpe-bleu --name "$NAME" --generate-output "$OUTPUT" --reference "$REFERENCE" \
     --target-lang "$TGT" "${REFERENCE_FLAGS[@]}" --json "$SAVE_DIR/bleu-$SUBSET.json" \
     --detokenized-output "$HYPOTHESES" "${TOKENIZE[@]}"
+# what the scores were made from, written last
+xlpe-provenance evaluation --prog evaluate.sh "$SAVE_DIR" --subset "$SUBSET" \
+    --checkpoint "$CHECKPOINT" --data-bin "$BIN" --corpus "$DATA" --reference "$REFERENCE" \
+    --output "$OUTPUT" --output "$HYPOTHESES" --output "$SAVE_DIR/bleu-$SUBSET.json" \
+    --option "model=$MODEL" --option "schedule=$SCHEDULE" --option "average=$AVERAGE" \
+    --option "beam=$BEAM" --option "lenpen=$LENPEN" \
+    --option "preorderer_nbest=${PREORDERER_NBEST:-}" -- "$0" "${ORIGINAL_ARGUMENTS[@]}"
 echo "evaluate.sh: translations in $HYPOTHESES (fairseq's output: $OUTPUT), scores in" \
-    "$SAVE_DIR/bleu-$SUBSET.json" >&2
+    "$SAVE_DIR/bleu-$SUBSET.json (what they were made from: $SAVE_DIR/provenance-$SUBSET.json)" >&2

@@ -22,7 +22,10 @@
 #             and evaluate.sh finds checkpoints to average
 # The other options of examples/train_common.sh work here too (--schedule, --gpus 1, --fp16,
 # --bf16, --lr, --warmup, --max-tokens, --update-freq, --dry-run: print the fairseq-train
-# command instead of running it; -h, --help: this text); any other option goes to
+# command instead of running it; --restart: start afresh in a CHECKPOINT_DIR that holds
+# another run, which is moved into CHECKPOINT_DIR/replaced-TIME; -h, --help: this text); the
+# data-bin must be OUT's as prepared (OUT/provenance.json), and a CHECKPOINT_DIR of another
+# model or data is refused, not resumed (docs/input-rules.md); any other option goes to
 # fairseq-train as it is, after the script's own flags, so it wins (e.g. --patience 5,
 # --save-interval-updates 500, --seed 2). Every value is checked before training starts.
 #

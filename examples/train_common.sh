@@ -27,11 +27,18 @@
 #                    run still warms up and saves checkpoints for evaluate.sh to average
 #   --save-dir DIR   checkpoints (default: checkpoints/DATASET/MODEL-SIZE)
 #   --dry-run        print the fairseq-train command instead of running it
+#   --restart        start afresh in a --save-dir that holds a run (another model's, or one
+#                    trained on data prepared anew since): the earlier run is moved into
+#                    SAVE_DIR/replaced-TIME, nothing deleted. Without it, a folder of another
+#                    run is refused in one line, and one of this run resumes
 #   -- ARGS          passed on to fairseq-train (later flags win in fairseq's parser)
 #
 # Every value is checked before anything runs. The effective schedule is printed on stderr
 # at the start; its name and the model go to SAVE_DIR/schedule.env, from which
 # examples/evaluate.sh takes the checkpoint (average or best), beam and length penalty.
+# The data-bin must be its OUT's as prepared (OUT/provenance.json); OUT is read under a shared
+# lock and SAVE_DIR written under its own; after training, SAVE_DIR/provenance.json records
+# model, size, schedule and data (docs/input-rules.md, "Provenance").
 
 source "$(dirname "${BASH_SOURCE[0]}")/../data_prep/options.sh"
 
@@ -222,7 +229,9 @@ model_data_bin() {
 
 train_main() {
     local model="" size=${SIZES%% *} gpus=1 precision=() update_freq="" schedule=""
-    local max_update="" warmup="" lr="" max_tokens="" save_dir="" dry_run=0 extra=() name
+    local max_update="" warmup="" lr="" max_tokens="" save_dir="" dry_run=0 restart=0 extra=()
+    local name prog
+    prog=$(basename "$0")
     # each value checked as it is read, an empty one too, before anything runs
     while [[ $# -gt 0 ]]; do
         case $1 in
@@ -256,6 +265,7 @@ train_main() {
             --fp16) precision=(--fp16); shift ;;
             --bf16) precision=(--bf16); shift ;;
             --dry-run) dry_run=1; shift ;;
+            --restart) restart=1; shift ;;
             --) shift; extra+=("$@"); break ;;
             *)
                 # examples/train.sh passes whatever is not an option here on to fairseq-train
@@ -340,7 +350,8 @@ train_main() {
     fi
     # on stderr, so that --dry-run prints nothing but the command on stdout
     {
-        echo "schedule $schedule ($SCHEDULE_SOURCE):"
+        # the model first: the schedule is borrowed from a paper, often not the model's own
+        echo "training $model, size $size, on the schedule $schedule (from $SCHEDULE_SOURCE):"
         [[ -z $shortened ]] || echo "$shortened"
         echo "  $MAX_UPDATE updates, warmup $WARMUP, lr $LR, dropout $DROPOUT; a batch of" \
             "$MAX_TOKENS tokens x $((gpus * update_freq)) ($gpus GPU(s) x update-freq" \
@@ -358,9 +369,57 @@ train_main() {
         echo "$bin/dict.$SRC.txt: no such file; run the data_prep recipe into $DATA first" >&2
         return 1
     fi
-    mkdir -p "$save_dir"
-    # which schedule examples/evaluate.sh decodes this model with
-    printf 'SCHEDULE=%s\nTRAINED_MODEL=%s\n' "$schedule" "$model" >"$save_dir/schedule.env"
+    # the data-bin as prepared (OUT's record), read while no preparation rewrites it
+    claim_folder "$prog" read "$DATA" "the corpus (OUT)"
+    xlpe-provenance verify-corpus --prog "$prog" "$DATA" --data-bin "${bin##*/}" || return 1
+    claim_folder "$prog" write "$save_dir" "the checkpoints (CHECKPOINT_DIR)"
+    if ((restart)); then
+        set_aside_run "$save_dir"
+    fi
+    # a folder of another model's checkpoints is refused, not relabeled; fairseq-train then
+    # refuses a checkpoint_last.pt of other data or parameters (tasks/data_provenance.py)
+    local trained_before="" schedule_before=""
+    if [[ -f $save_dir/schedule.env ]] && compgen -G "$save_dir/checkpoint*.pt" >/dev/null; then
+        trained_before=$(sed -n 's/^TRAINED_MODEL=//p' "$save_dir/schedule.env")
+        schedule_before=$(sed -n 's/^SCHEDULE=//p' "$save_dir/schedule.env")
+        if [[ $trained_before != "$model" || $schedule_before != "$schedule" ]]; then
+            echo "$prog: $save_dir holds the checkpoints of $trained_before on the schedule" \
+                "$schedule_before (its schedule.env), not of $model on $schedule: train into" \
+                "another folder, or pass --restart to start afresh (the old run is kept in" \
+                "a subfolder)" >&2
+            return 1
+        fi
+    fi
+    # which schedule examples/evaluate.sh decodes this model with: written now into a folder
+    # of this run, so that an interrupted training can be evaluated; else once it succeeded
+    if [[ -n $trained_before ]] || ! compgen -G "$save_dir/checkpoint*.pt" >/dev/null; then
+        write_schedule "$save_dir" "$schedule" "$model"
+    fi
+    local status=0
     # torch >= 2.6 loads checkpoints weights-only, which fairseq's resume cannot (design.md)
-    TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD=1 "${command[@]}" 2>&1 | tee -a "$save_dir/train.log"
+    TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD=1 "${command[@]}" 2>&1 | tee -a "$save_dir/train.log" ||
+        status=$?
+    ((status == 0)) || return "$status"
+    write_schedule "$save_dir" "$schedule" "$model"
+    xlpe-provenance training --prog "$prog" "$save_dir" --data-bin "$bin" --model "$model" \
+        --size "$size" --schedule "$schedule" -- "${command[@]}"
+}
+
+# write_schedule SAVE_DIR SCHEDULE MODEL: SAVE_DIR/schedule.env, written atomically.
+write_schedule() {
+    printf 'SCHEDULE=%s\nTRAINED_MODEL=%s\n' "$2" "$3" >"$1/.schedule.env.tmp"
+    mv -- "$1/.schedule.env.tmp" "$1/schedule.env"
+}
+
+# set_aside_run SAVE_DIR: --restart: SAVE_DIR's earlier run (checkpoints, records, outputs)
+# moved into SAVE_DIR/replaced-TIME, nothing deleted, so that the new run starts afresh.
+set_aside_run() {
+    local save_dir=$1 aside files=()
+    mapfile -t files < <(find "$save_dir" -mindepth 1 -maxdepth 1 ! -name .xlpe-lock \
+        ! -name 'replaced-*')
+    ((${#files[@]})) || return 0
+    printf -v aside '%s/replaced-%(%Y%m%d-%H%M%S)T' "$save_dir" -1
+    mkdir -p -- "$aside"
+    mv -- "${files[@]}" "$aside/"
+    echo "$(basename "$0"): --restart: the earlier run in $save_dir moved to $aside" >&2
 }

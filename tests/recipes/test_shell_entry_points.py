@@ -5,10 +5,13 @@ averages or another model than the one trained there. No training runs: fairseq'
 xlpe-* commands are stubs where a script would call them."""
 import os
 import shlex
+import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
+
+from xlpe_fairseq.io.provenance import record_corpus
 
 ROOT = Path(__file__).resolve().parents[2]
 PREPARE = ROOT / "data_prep" / "prepare-corpus.sh"
@@ -113,9 +116,16 @@ def prepared(root):
         (folder / "dict.fr.txt").write_text("le 1\n")
         (folder / "dict.en.txt").write_text("the 1\n")
     (root / "raw").mkdir()
+    (root / "reference").mkdir()
+    for split in ("train", "valid", "test"):
+        for lang in ("fr", "en"):
+            (root / "raw" / f"{split}.{lang}").write_text("the\n")
     for split in ("valid", "test"):
-        (root / "raw" / f"{split}.en").write_text("the\n")
+        (root / "reference" / f"{split}.en").write_text("the\n")
+    (root / "bpe").mkdir()
+    (root / "bpe" / "codes").write_text("t h 2\n")
     (root / "recipe.env").write_text(f"SRC=fr\nTGT=en\nLOWERCASE=0\nRAW={root / 'raw'}\n")
+    record_corpus(str(root), str(root / "raw"), "fr", "en", {}, ["prepare-corpus.sh"])
     return root
 
 
@@ -194,12 +204,18 @@ def test_train_given_one_variant_of_the_data_bin_names_the_folder_to_pass(tmp_pa
 
 def stubs(tmp_path):
     """fairseq-train, fairseq-generate, xlpe-average-checkpoints and xlpe-bleu that log their
-    arguments."""
+    arguments, and xlpe-provenance, which logs what reads checkpoints and outputs (these are
+    empty files here) and does the rest (folders, OUT's record)."""
     folder = tmp_path / "stubs"
     folder.mkdir()
     for name in ("fairseq-train", "fairseq-generate", "xlpe-average-checkpoints", "xlpe-bleu"):
         (folder / name).write_text(f'#!/bin/sh\necho "{name} $*" >> "{tmp_path}/calls"\n')
         (folder / name).chmod(0o755)
+    (folder / "xlpe-provenance").write_text(
+        '#!/bin/sh\ncase $1 in verify-checkpoint | evaluation | training)\n'
+        f'    echo "xlpe-provenance $*" >> "{tmp_path}/provenance-calls" ;;\n'
+        f'*) exec "{shutil.which("xlpe-provenance")}" "$@" ;;\nesac\n')
+    (folder / "xlpe-provenance").chmod(0o755)
     return {"PATH": f"{folder}{os.pathsep}{os.environ['PATH']}"}
 
 
@@ -279,7 +295,7 @@ def test_evaluate_reads_the_values_as_decimal_numbers(tmp_path):
     assert "--num 2 " in calls and "--beam 8 --lenpen -0.5 " in calls
 
 
-@pytest.mark.parametrize("missing", ["data-bin/dpe/valid.fr-en.fr.idx", "raw/valid.en"])
+@pytest.mark.parametrize("missing", ["data-bin/dpe/valid.fr-en.fr.idx", "reference/valid.en"])
 def test_evaluate_without_the_split_says_so_before_averaging(tmp_path, missing):
     out = prepared(tmp_path / "out")
     (out / missing).unlink()
@@ -300,7 +316,7 @@ def test_evaluate_leaves_no_partial_output_when_decoding_fails(tmp_path):
     result = bash(EVALUATE, prepared(tmp_path / "out"), folder, env=env)
     assert result.returncode == 1, result.stderr
     assert result.stderr.splitlines()[-1] == "fairseq-generate: error: a one-line reason"
-    assert sorted(os.listdir(folder)) == ["checkpoint_best.pt", "schedule.env"]
+    assert sorted(os.listdir(folder)) == [".xlpe-lock", "checkpoint_best.pt", "schedule.env"]
 
 
 def test_evaluate_with_another_model_than_trained_names_the_model_to_pass(tmp_path):
@@ -309,3 +325,62 @@ def test_evaluate_with_another_model_than_trained_names_the_model_to_pass(tmp_pa
                   env=stubs(tmp_path))
     one_usage_error(result, f"{folder} holds a xlpe-inxl model (examples/train.sh xlpe-inxl), "
                     "not transformer: pass --model xlpe-inxl")
+
+
+def test_train_refuses_a_folder_of_another_model_without_relabeling_it(tmp_path):
+    """A failed run changes no record: schedule.env still names the model its checkpoints
+    hold, and fairseq-train is not started."""
+    out, env = prepared(tmp_path / "out"), stubs(tmp_path)
+    folder = trained_folder(tmp_path, "transformer", ["checkpoint_1_10.pt"])
+    before = (folder / "schedule.env").read_text()
+    result = bash(TRAIN, "dpe", out / "data-bin", folder, env=env)
+    assert result.returncode == 1 and result.stderr.splitlines()[-1] == (
+        f"train.sh: {folder} holds the checkpoints of transformer on the schedule dpe-iwslt "
+        "(its schedule.env), not of dpe on dpe-iwslt: train into another folder, or pass "
+        "--restart to start afresh (the old run is kept in a subfolder)"), result.stderr
+    assert (folder / "schedule.env").read_text() == before
+    assert not (tmp_path / "calls").exists(), "fairseq-train is not started"
+
+
+def test_train_restart_keeps_the_earlier_run_in_a_subfolder(tmp_path):
+    out, env = prepared(tmp_path / "out"), stubs(tmp_path)
+    folder = trained_folder(tmp_path, "transformer", ["checkpoint_1_10.pt"])
+    result = bash(TRAIN, "dpe", out / "data-bin", folder, "--restart", env=env)
+    assert result.returncode == 0, result.stderr
+    aside = [name for name in os.listdir(folder) if name.startswith("replaced-")]
+    assert len(aside) == 1, os.listdir(folder)
+    assert sorted(os.listdir(folder / aside[0])) == [
+        "checkpoint_1_10.pt", "checkpoint_best.pt", "schedule.env"]
+    assert (folder / "schedule.env").read_text() == "SCHEDULE=dpe-iwslt\nTRAINED_MODEL=dpe\n"
+    assert "xlpe-provenance training" in (tmp_path / "provenance-calls").read_text()
+
+
+def test_train_refuses_an_out_changed_since_its_preparation(tmp_path):
+    out, env = prepared(tmp_path / "out"), stubs(tmp_path)
+    (out / "data-bin" / "text" / "dict.fr.txt").write_text("la 1\n")
+    result = bash(TRAIN, "transformer", out / "data-bin", tmp_path / "ck", env=env)
+    assert result.returncode == 1 and result.stderr.splitlines()[-1].startswith(
+        f"train.sh: error: {out / 'data-bin' / 'text' / 'dict.fr.txt'}: changed since {out} "
+        "was prepared"), result.stderr
+    assert not (tmp_path / "calls").exists() and not (tmp_path / "ck").exists()
+
+
+def test_a_failed_evaluation_leaves_no_earlier_scores_and_outputs_are_readable(tmp_path):
+    env = stubs(tmp_path)
+    out = prepared(tmp_path / "out")
+    folder = trained_folder(tmp_path, "dpe", [])
+    result = bash(EVALUATE, out, folder, "--average", "0", env=env)
+    assert result.returncode == 0, result.stderr
+    assert (folder / "generate-test.out").stat().st_mode & 0o777 == 0o666 & ~current_umask()
+    (folder / "bleu-test.json").write_text("{}")
+    generate = Path(env["PATH"].split(os.pathsep)[0]) / "fairseq-generate"
+    generate.write_text("#!/bin/sh\necho 'fairseq-generate: error: a reason' >&2\nexit 1\n")
+    result = bash(EVALUATE, out, folder, "--average", "0", env=env)
+    assert result.returncode == 1
+    assert not (folder / "bleu-test.json").exists() and not (folder / "generate-test.out").exists()
+
+
+def current_umask():
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask

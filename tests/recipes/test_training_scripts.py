@@ -11,6 +11,7 @@ from fairseq import options
 
 # registers the plugin for the parser, even where another test imported xlpe_fairseq first
 from xlpe_fairseq import criterions, models, tasks  # noqa: F401
+from xlpe_fairseq.io.provenance import record_corpus
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
@@ -121,7 +122,10 @@ def test_each_paper_schedule(script, args, schedule):
            a.max_tokens, a.best_checkpoint_metric == "bleu")
     assert got == (warmup, updates, [gpus], [lr], dropout, interval, interval, keep, 4096,
                    best_bleu), f"{script} {args} must train with the {schedule} schedule"
-    assert printout.startswith(f"schedule {schedule} ("), "the schedule is printed at start"
+    model = args[args.index("--model") + 1]
+    assert printout.startswith(f"training {model}, size "), "the model trained comes first"
+    assert f" on the schedule {schedule} (from " in printout.splitlines()[0], (
+        "the schedule is printed at start")
     assert f"{updates} updates, warmup {warmup}" in printout
 
 
@@ -193,6 +197,12 @@ def test_evaluate_decodes_as_the_training_schedule_says(tmp_path, model, size, c
         (data / "data-bin" / variant).mkdir(parents=True)
         (data / "data-bin" / variant / "dict.en.txt").write_text("")
     (data / "recipe.env").write_text("SRC=en\nTGT=de\nLOWERCASE=0\nRAW=/raw\n")
+    (data / "bpe").mkdir()
+    (data / "bpe" / "codes").write_text("")
+    (data / "reference").mkdir()
+    for split in ("valid", "test"):
+        (data / "reference" / f"{split}.de").write_text("")
+    record_corpus(str(data), str(tmp_path / "no-raw"), "en", "de", {}, ["prepare-corpus.sh"])
     # fairseq-train itself is not what this test is about
     stubs.mkdir()
     (stubs / "fairseq-train").write_text("#!/bin/sh\nexit 0\n")

@@ -37,6 +37,7 @@ from ..io import (
     text_lines,
 )
 from ..io.lines import stdin_lines
+from ..io.provenance import verify_checkpoint_on_corpus, verify_corpus
 from ..preprocessing.bpe import bpe_applier, write_checked_codes
 from ..preprocessing.tokenize import tokenize_line
 from .detokenize import detokenize_line
@@ -119,6 +120,12 @@ def load_translator(args, checkpoints):
     for key in ("source_lang", "target_lang"):
         if getattr(args, key):
             overrides[key] = getattr(args, key)
+    if args.corpus:
+        # the corpus as prepared, and checkpoints trained on it (not on another corpus or an
+        # earlier preparation of this one)
+        verify_corpus(args.corpus)
+        for checkpoint in checkpoints:
+            verify_checkpoint_on_corpus(checkpoint, args.corpus)
     ensemble, cfg, task = load_fairseq_ensemble(checkpoints, overrides)
     args.source_lang, args.target_lang = cfg.task.source_lang, cfg.task.target_lang
     if getattr(task, "reorder_role", None) == "input" and not args.preorderer:
