@@ -188,3 +188,20 @@ def test_a_language_that_is_no_language_code_is_a_usage_error(option, value):
     with pytest.raises(SystemExit) as exit_info:
         build_parser().parse_args(["--checkpoint", "c.pt", option, value])
     assert exit_info.value.code == 2
+
+
+def test_a_model_without_positions_translates_with_the_defaults(tmp_path):
+    """A Transformer needs no preorderer: the default --preorderer-nbest 4 (for XL PE
+    models) is not held against it."""
+    from evaluation.tiny_checkpoints import TWO_DECODER_LAYERS, make_corpus, train
+
+    corpus = make_corpus(tmp_path)
+    checkpoint = train(corpus, "untied", "--arch", "transformer", *TWO_DECODER_LAYERS)
+    (tmp_path / "codes").write_text("s1 0 5\n")
+    result = subprocess.run(
+        [sys.executable, "-m", "xlpe_fairseq.evaluation.translate", "--checkpoint",
+         str(checkpoint), "--data-bin", str(corpus["data_bin"]), "--bpe-codes",
+         str(tmp_path / "codes"), "--source-lang", "xx", "--target-lang", "yy", "--cpu"],
+        input="s10 s11\ns3\n", capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert len(result.stdout.splitlines()) == 2, result.stdout

@@ -113,7 +113,9 @@ def load_translator(args, checkpoints):
         def detokenize(self, sentence):
             return detokenize_line(sentence, args.target_lang)
 
-    overrides = {"preorderer": args.preorderer, "preorderer_nbest": args.preorderer_nbest,
+    # N best reorderings need a preorderer; a model that reads no positions has none
+    overrides = {"preorderer": args.preorderer,
+                 "preorderer_nbest": args.preorderer_nbest if args.preorderer else 1,
                  "preorderer_nbest_weight": args.preorderer_nbest_weight}
     if args.data_bin:
         overrides["data"] = args.data_bin
