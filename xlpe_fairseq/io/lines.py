@@ -13,6 +13,7 @@ import contextlib
 import glob
 import itertools
 import os
+import sys
 
 from .errors import InputError
 
@@ -31,9 +32,13 @@ def find_not_utf8(name, lines):
         try:
             line.decode("utf-8")
         except UnicodeDecodeError as err:
-            return InputError(f"{name} line {lineno}: not UTF-8 "
-                              f"(byte 0x{line[err.start]:02x} at column {err.start + 1})")
+            return _not_utf8(name, lineno, line, err)
     return None
+
+
+def _not_utf8(name, lineno, line, err):
+    return InputError(f"{name} line {lineno}: not UTF-8 "
+                      f"(byte 0x{line[err.start]:02x} at column {err.start + 1})")
 
 
 def check_utf8(paths):
@@ -80,6 +85,21 @@ def text_lines(path):
     byte column; a leading byte-order mark is dropped), decoding errors named."""
     with open(path, encoding="utf-8", newline="\n") as f, decoding_errors_named(path):
         yield _checked_lines(path, f)
+
+
+def stdin_lines():
+    """The lines of standard input as text_lines gives a file's, each as soon as it is read:
+    stdin is read as bytes and decoded line by line, so that an undecodable byte is named
+    (``<stdin> line N: not UTF-8 ...``; stdin cannot be read again to find it)."""
+    return _checked_lines("<stdin>", _decoded_lines("<stdin>", sys.stdin.buffer))
+
+
+def _decoded_lines(name, binary_lines):
+    for lineno, line in enumerate(binary_lines, start=1):
+        try:
+            yield line.decode("utf-8")
+        except UnicodeDecodeError as err:
+            raise _not_utf8(name, lineno, line, err) from None
 
 
 def _checked_lines(path, f):
