@@ -353,6 +353,11 @@ def study_dictionary(tmp):
             not_utf8(data_bin / "dict.en.txt", 2))
 
 
+def provenance(tmp):
+    record = text_file(tmp / "provenance.json", ["{", '"format": 1', "}"], bad_line=2)
+    return ["show", record], not_utf8(record, 2)
+
+
 CASES = {
     "xlpe-tokenize": [tokenize],
     "xlpe-bpe": [bpe_learn, bpe_apply, bpe_apply_codes],
@@ -377,6 +382,7 @@ CASES = {
     "xlpe-dpe-order": [dpe_order],
     "xlpe-inxl-diagnostics": [inxl_diagnostics],
     "xlpe-study": [study, study_gold, study_dictionary],
+    "xlpe-provenance": [provenance],
 }
 
 

@@ -40,6 +40,7 @@ import sys
 from ..help_format import HelpFormatter
 from .command import run_command
 from .errors import InputError
+from .lines import check_utf8
 from .outputs import atomic_output
 
 RECORD = "provenance.json"
@@ -154,10 +155,11 @@ def read_record(path, kind=None):
     """A record as a dict; InputError if it is missing, not a record, or not of ``kind``."""
     if not os.path.exists(path):
         raise InputError(f"{path}: no such record")
+    check_utf8([path])
     try:
         with open(path, encoding="utf-8") as stream:
             record = json.load(stream)
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+    except (OSError, json.JSONDecodeError):
         raise InputError(f"{path}: not a provenance record (damaged or another file)") from None
     if not isinstance(record, dict) or record.get("format") != FORMAT:
         raise InputError(f"{path}: not a provenance record of this version")
