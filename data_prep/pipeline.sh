@@ -54,7 +54,9 @@ tokenize_split() {
     if ((LOWERCASE)); then
         flags+=(--lowercase)
     fi
-    if fresh "$dest" -- "$raw/$split.$lang" -- "lowercase=$LOWERCASE"; then
+    # the tokenizer's version: placeholders and identifiers kept whole since it changed
+    if fresh "$dest" -- "$raw/$split.$lang" -- "lowercase=$LOWERCASE" \
+            "tokenizer=placeholders"; then
         skipped "tokenize $split.$lang"
     else
         timed "tokenize $split.$lang" xlpe-tokenize --lang "$lang" "${flags[@]}" \

@@ -118,8 +118,6 @@ check_ratio MAX_RATIO "$MAX_RATIO" || exit 2
 RAW_DIR=${OPERANDS[0]}
 OUT=${OPERANDS[1]}
 [[ -d $RAW_DIR ]] || fail "$RAW_DIR: no such folder"
-# before anything is written: a folder of the user's own, and no other run in it
-claim_folder prepare-corpus.sh write "$OUT" "the corpus (OUT)"
 RAW_ABS=$(cd -- "$RAW_DIR" && pwd)
 for lang in "$SRC" "$TGT"; do
     case $lang in
@@ -143,6 +141,8 @@ for split in "${PIPELINE_SPLITS[@]}"; do
     same_line_count "$RAW_DIR/$split.$SRC" "$RAW_DIR/$split.$TGT" || exit 1
 done
 
+# before anything is written: a folder of the user's own, and no other run in it
+claim_folder prepare-corpus.sh write "$OUT" "the corpus (OUT)"
 if ((${#held_out[@]} == 0)); then
     RAW=$RAW_DIR
 else

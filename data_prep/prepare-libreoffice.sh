@@ -15,7 +15,9 @@
 # Needs xlpe-fairseq installed in the active environment. A rerun skips each step whose
 # outputs were made from the present content of its inputs and from the same settings,
 # whatever the files' times (data_prep/lib.sh). Environment: WORKERS (all cores), MERGES
-# (10000), MAX_LEN (250), VALID_SIZE / TEST_SIZE (1000 pairs each), DROP_IDENTICAL (1, except
+# (10000), MAX_LEN (250), RATIO_RULE (fixed: Moses' length ratio of 1.5, as the studies
+# prepared these pairs; corpus: prepare-corpus.sh's rule), VALID_SIZE / TEST_SIZE (1000
+# pairs each), DROP_IDENTICAL (1, except
 # 0 for en-de and de-en: leave out pairs whose sides are the same text, i.e. paragraphs not
 # yet translated, which the help installs in English), and the settings of
 # data_prep/pipeline.sh.
@@ -110,5 +112,6 @@ fi
 
 flags=()
 ((JOINED_DICT)) && flags+=(--joined-dictionary)
+# Moses' fixed length ratio, as the studies of docs/studies prepared these pairs
 exec "$HERE/prepare-corpus.sh" --src "$SRC" --tgt "$TGT" --merges "$MERGES" \
-    --max-len "${MAX_LEN:-250}" "${flags[@]}" "$RAW" "$OUT"
+    --max-len "${MAX_LEN:-250}" --ratio-rule "${RATIO_RULE:-fixed}" "${flags[@]}" "$RAW" "$OUT"

@@ -168,16 +168,12 @@ LENPEN=${LENPEN_OPTION:-$LENPEN}
 REFERENCE=$DATA/reference/$SUBSET.$TGT
 REFERENCE_FLAGS=()
 ((!LOWERCASE)) || REFERENCE_FLAGS=(--tokenized-reference)
-# what decoding and scoring will read, before the checkpoints are averaged: the data-bin,
-# the codes, the preorderer and the reference as OUT's record has them; OUT read while no
-# preparation rewrites it, SAVE_DIR written by one run at a time
+# what decoding and scoring will read, before the checkpoints are averaged
 if ((!DRY_RUN)); then
     if [[ ! -d $SAVE_DIR ]]; then
         echo "$SAVE_DIR: no such folder; the checkpoint folder of examples/train.sh" >&2
         exit 1
     fi
-    claim_folder evaluate.sh read "$DATA" "the corpus (OUT)"
-    claim_folder evaluate.sh write "$SAVE_DIR" "the checkpoints (SAVE_DIR)"
     for file in "$BIN/$SUBSET.$SRC-$TGT.$SRC.idx" "$REFERENCE"; do
         if [[ ! -f $file ]]; then
             echo "$file: no such file; has the data_prep recipe made the $SUBSET split of" \
@@ -185,11 +181,6 @@ if ((!DRY_RUN)); then
             exit 1
         fi
     done
-    xlpe-provenance verify-corpus --prog evaluate.sh "$DATA" --data-bin "${BIN##*/}" \
-        --reference "$SUBSET" || exit 1
-    # this run's outputs only: a failure leaves no earlier run's scores beside its report
-    rm -f -- "$SAVE_DIR/generate-$SUBSET.out" "$SAVE_DIR/hypotheses-$SUBSET.$TGT" \
-        "$SAVE_DIR/bleu-$SUBSET.json" "$SAVE_DIR/provenance-$SUBSET.json"
 fi
 
 # run COMMAND...: run it, or print it under --dry-run
@@ -222,6 +213,17 @@ if ((AVERAGE > 0 && !DRY_RUN)); then
         ((SAVED >= 2)) && AVERAGE=$SAVED || AVERAGE=0
     fi
 fi
+if ((!DRY_RUN)); then
+    # the first write: OUT read while no preparation rewrites it, SAVE_DIR written by one run
+    # at a time; then OUT as its record has it, and this run's outputs only (a failure leaves
+    # no earlier run's scores beside its report)
+    claim_folder evaluate.sh read "$DATA" "the corpus (OUT)"
+    claim_folder evaluate.sh write "$SAVE_DIR" "the checkpoints (SAVE_DIR)"
+    xlpe-provenance verify-corpus --prog evaluate.sh "$DATA" --data-bin "${BIN##*/}" \
+        --reference "$SUBSET" || exit 1
+    rm -f -- "$SAVE_DIR/generate-$SUBSET.out" "$SAVE_DIR/hypotheses-$SUBSET.$TGT" \
+        "$SAVE_DIR/bleu-$SUBSET.json" "$SAVE_DIR/provenance-$SUBSET.json"
+fi
 if ((AVERAGE > 0)); then
     CHECKPOINT=$SAVE_DIR/checkpoint_avg$AVERAGE.pt
     run xlpe-average-checkpoints --checkpoint-dir "$SAVE_DIR" --num "$AVERAGE" \
@@ -235,7 +237,7 @@ else
 fi
 # trained on this corpus's data-bin as it is now (tasks/data_provenance.py records it)
 ((DRY_RUN)) || xlpe-provenance verify-checkpoint --prog evaluate.sh "$CHECKPOINT" \
-    --data-bin "$BIN" || exit 1
+    --corpus "$DATA" || exit 1
 POSITIONS=""
 ((${#NBEST[@]})) && POSITIONS=", the preorderer's $PREORDERER_NBEST best reorderings"
 echo "schedule $SCHEDULE: $(basename "$CHECKPOINT"), beam $BEAM, lenpen $LENPEN$POSITIONS" >&2

@@ -25,7 +25,7 @@ The same module checks the folders a run writes into (``check_work_folder``): an
     xlpe-provenance folder --what OUT PATH
     xlpe-provenance corpus OUT --raw RAW --src SRC --tgt TGT [--setting K=V ...] -- COMMAND...
     xlpe-provenance verify-corpus OUT [--data-bin VARIANT] [--reference SUBSET]
-    xlpe-provenance verify-checkpoint CHECKPOINT --data-bin BIN
+    xlpe-provenance verify-checkpoint CHECKPOINT --data-bin BIN | --corpus OUT
     xlpe-provenance training SAVE_DIR --data-bin BIN --model M --size S --schedule S -- COMMAND...
     xlpe-provenance evaluation SAVE_DIR --subset S --checkpoint C [--averaged C ...] ... -- COMMAND...
     xlpe-provenance show RECORD
@@ -371,7 +371,10 @@ def main(argv=None):
     verify.add_argument("--reference", help="the split whose reference copy to check")
     checkpoint = command("verify-checkpoint", "check a checkpoint against a data-bin")
     checkpoint.add_argument("checkpoint")
-    checkpoint.add_argument("--data-bin", required=True)
+    against = checkpoint.add_mutually_exclusive_group(required=True)
+    against.add_argument("--data-bin", help="the data-bin it must have been trained on")
+    against.add_argument("--corpus", help="an OUT: the checkpoint's data-bin variant of it "
+                         "(a model given the wrong variant is fairseq's task's to name)")
     training = command("training", "write SAVE_DIR/provenance.json")
     training.add_argument("save_dir")
     for name in ("--data-bin", "--model", "--size", "--schedule"):
@@ -403,10 +406,12 @@ def main(argv=None):
             for warning in verify_corpus(args.out, args.data_bin, args.reference):
                 print(f"{args.prog}: warning: {warning}", file=sys.stderr)
         elif args.action == "verify-checkpoint":
-            if not verify_checkpoint(args.checkpoint, args.data_bin):
+            verified = (verify_checkpoint(args.checkpoint, args.data_bin) if args.data_bin
+                        else verify_checkpoint_on_corpus(args.checkpoint, args.corpus))
+            if not verified:
                 print(f"{args.prog}: warning: {args.checkpoint} records no data fingerprint "
-                      f"(saved by an earlier version): not verified against {args.data_bin}",
-                      file=sys.stderr)
+                      "(saved by an earlier version): not verified against "
+                      f"{args.data_bin or args.corpus}", file=sys.stderr)
         elif args.action == "training":
             record_training(args.save_dir, args.data_bin, args.model, args.size, args.schedule,
                             args.run)
