@@ -118,6 +118,9 @@ check_ratio MAX_RATIO "$MAX_RATIO" || exit 2
 RAW_DIR=${OPERANDS[0]}
 OUT=${OPERANDS[1]}
 [[ -d $RAW_DIR ]] || fail "$RAW_DIR: no such folder"
+# a folder named like an option (after --) is passed on as ./-NAME, which no command parses
+[[ $RAW_DIR != -* ]] || RAW_DIR=./$RAW_DIR
+[[ $OUT != -* ]] || OUT=./$OUT
 RAW_ABS=$(cd -- "$RAW_DIR" && pwd)
 for lang in "$SRC" "$TGT"; do
     case $lang in

@@ -93,6 +93,9 @@ done
 [[ ${#OPERANDS[@]} -eq 2 ]] || usage
 DATA=${OPERANDS[0]}
 SAVE_DIR=${OPERANDS[1]}
+# a folder named like an option (after --) is passed on as ./-NAME, which no command parses
+[[ $DATA != -* ]] || DATA=./$DATA
+[[ $SAVE_DIR != -* ]] || SAVE_DIR=./$SAVE_DIR
 # an empty name (an unset variable) or a system folder is refused before it is read
 if ((!DRY_RUN)); then
     xlpe-provenance folder --prog evaluate.sh --what "the corpus (OUT)" -- "$DATA" >/dev/null &&

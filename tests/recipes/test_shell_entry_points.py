@@ -384,3 +384,20 @@ def current_umask():
     mask = os.umask(0)
     os.umask(mask)
     return mask
+
+
+def test_a_raw_folder_named_like_an_option_and_a_failed_preparation_leave_no_record(tmp_path):
+    """`-- -raw OUT`: the held-out splits link to the files of -raw (a `cd -raw` took it for an
+    option and linked /test.en); the run then fails on an empty test line, and OUT holds
+    neither recipe.env nor provenance.json, which would have named it prepared."""
+    raw = tmp_path / "-raw"
+    raw.mkdir()
+    for lang, words in (("en", "a house"), ("de", "ein Haus")):
+        (raw / f"train.{lang}").write_text("".join(f"{words} {i}\n" for i in range(40)))
+        (raw / f"test.{lang}").write_text(f"{words}\n\n" if lang == "en" else f"{words}\nja\n")
+    result = bash(PREPARE, "--src", "en", "--tgt", "de", "--", "-raw", "out", cwd=tmp_path)
+    assert result.returncode == 1 and "-raw/test.en line 2: empty line" in result.stderr, \
+        result.stderr
+    out = tmp_path / "out"
+    assert os.readlink(out / "raw" / "test.en") == str(raw / "test.en")
+    assert not (out / "recipe.env").exists() and not (out / "provenance.json").exists()
