@@ -86,8 +86,10 @@ def trained(tmp_path_factory):
     raw = root / "raw"
     raw.mkdir()
     for lang in ("en", "ja"):
-        (raw / f"train.{lang}").write_text("\n".join(sentences(lang, PAIRS, 1)) + "\n",
-                                           encoding="utf-8")
+        # every fourth pair a software string: a placeholder before the sentence
+        lines = [f"%s {line}" if number % 4 == 0 else line
+                 for number, line in enumerate(sentences(lang, PAIRS, 1))]
+        (raw / f"train.{lang}").write_text("\n".join(lines) + "\n", encoding="utf-8")
     out = root / "en-ja"
     new_text = root / "new.en"
     new_text.write_text("the dog sees a small house .\nwe read a book today .\n",
@@ -302,3 +304,23 @@ def test_evaluate_with_a_text_model_on_an_xlpe_checkpoint_names_the_model_to_pas
         f"the model is transformer_xlpe --xlpe-mode inxl, which reads reorder positions, and "
         f"{out / 'data-bin' / 'text'} has none; pass {out / 'data-bin' / 'xlpe'} "
         "(examples/evaluate.sh: --model xlpe-inxl)"), result.stderr
+
+
+def test_placeholders_come_back_in_the_hypotheses_as_written(trained, tmp_path):
+    """fairseq-generate --score-reference makes the reference the hypothesis: through MeCab,
+    BPE, fairseq's --remove-bpe and xlpe-bleu's detokenization, every line comes back as
+    written, its placeholders too (MeCab split '%s' into '% s')."""
+    out, root, *_ = trained
+    reference = out / "raw" / "test.ja"
+    lines = reference.read_text(encoding="utf-8").splitlines()
+    assert any(line.startswith("%s ") for line in lines), "the test split holds placeholders"
+    generated = tmp_path / "generate-test.out"
+    generated.write_text(run(
+        "fairseq-generate", out / "data-bin" / "text", "--user-dir", ROOT / "xlpe_fairseq",
+        "--task", "translation_reorder", "--path", root / "transformer" / "checkpoint_best.pt",
+        "--gen-subset", "test", "--score-reference", "--remove-bpe", "--batch-size", "16",
+        "--required-batch-size-multiple", "1", "--cpu"), encoding="utf-8")
+    hypotheses = tmp_path / "hypotheses.ja"
+    run("xlpe-bleu", "--name", "reference", "--generate-output", generated, "--reference",
+        reference, "--target-lang", "ja", "--detokenized-output", hypotheses)
+    assert hypotheses.read_text(encoding="utf-8").splitlines() == lines
