@@ -24,7 +24,7 @@ import numpy as np
 from xlpe_fairseq.evaluation.bleu import bleu_tokenizer, detokenize, metrics
 from xlpe_fairseq.evaluation.compare import sentence_statistics
 from xlpe_fairseq.evaluation.study import seed_averaged, seed_bootstrap
-from xlpe_fairseq.plugin_errors import InputError
+from xlpe_fairseq.io import InputError
 
 SAMPLES = 1000
 BOOTSTRAP_SEED = 12345

@@ -12,8 +12,10 @@ import sys
 
 from .io.errors import (  # noqa: F401  (re-exported: the plugin's modules import them here)
     INPUT_ERRORS,
+    InputError,
     MissingReorderPositionsError,
     OptionError,
+    ReorderFileError,
 )
 
 # torch's DataLoader re-raises a worker's exception with the worker's traceback as its message
