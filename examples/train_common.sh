@@ -378,8 +378,9 @@ train_main() {
     fi
     # a folder of another model's checkpoints is refused, not relabeled; fairseq-train then
     # refuses a checkpoint_last.pt of other data or parameters (tasks/data_provenance.py)
-    local trained_before="" schedule_before=""
-    if [[ -f $save_dir/schedule.env ]] && compgen -G "$save_dir/checkpoint*.pt" >/dev/null; then
+    local trained_before="" schedule_before="" has_checkpoints=0
+    ! compgen -G "$save_dir/checkpoint*.pt" >/dev/null || has_checkpoints=1
+    if [[ -f $save_dir/schedule.env ]] && ((has_checkpoints)); then
         trained_before=$(sed -n 's/^TRAINED_MODEL=//p' "$save_dir/schedule.env")
         schedule_before=$(sed -n 's/^SCHEDULE=//p' "$save_dir/schedule.env")
         if [[ $trained_before != "$model" || $schedule_before != "$schedule" ]]; then
@@ -392,7 +393,7 @@ train_main() {
     fi
     # which schedule examples/evaluate.sh decodes this model with: written now into a folder
     # of this run, so that an interrupted training can be evaluated; else once it succeeded
-    if [[ -n $trained_before ]] || ! compgen -G "$save_dir/checkpoint*.pt" >/dev/null; then
+    if [[ -n $trained_before ]] || ((!has_checkpoints)); then
         write_schedule "$save_dir" "$schedule" "$model"
     fi
     local status=0

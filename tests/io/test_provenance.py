@@ -16,6 +16,7 @@ from xlpe_fairseq.io.provenance import (
     read_record,
     record_corpus,
     verify_checkpoint,
+    verify_checkpoint_on_corpus,
     verify_corpus,
 )
 
@@ -143,3 +144,16 @@ def test_the_fingerprint_covers_dictionaries_and_the_training_split_only(tmp_pat
     assert data_fingerprint([str(data_bin)]) == before, "a new test split decodes"
     (data_bin / "train.en-fr.en.bin").write_text("other training data")
     assert data_fingerprint([str(data_bin)])["train"] != before["train"]
+
+
+def test_a_checkpoint_is_held_to_the_variant_of_out_it_was_trained_on(tmp_path):
+    """From OUT's record, which evaluate.sh and xlpe-translate have checked against the
+    files: an XL PE checkpoint against data-bin/xlpe, whatever variant the caller decodes."""
+    _, out = fake_corpus(tmp_path)
+    xlpe = out / "data-bin" / "xlpe"
+    fingerprint = data_fingerprint([str(xlpe)])
+    assert verify_checkpoint_on_corpus(checkpoint_with(tmp_path / "x.pt", fingerprint), str(out))
+    other = {**fingerprint, "train": "0" * 64}
+    with pytest.raises(InputError, match=f"it was trained on {xlpe} as it was then, not on "
+                       f"{xlpe}: its training split differs"):
+        verify_checkpoint_on_corpus(checkpoint_with(tmp_path / "y.pt", other), str(out))

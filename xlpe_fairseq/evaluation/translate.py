@@ -125,7 +125,7 @@ def load_translator(args, checkpoints):
     if args.corpus:
         # the corpus as prepared, and checkpoints trained on it (not on another corpus or an
         # earlier preparation of this one)
-        verify_corpus(args.corpus)
+        verify_corpus(args.corpus, "text")
         for checkpoint in checkpoints:
             verify_checkpoint_on_corpus(checkpoint, args.corpus)
     ensemble, cfg, task = load_fairseq_ensemble(checkpoints, overrides)

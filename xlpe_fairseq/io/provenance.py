@@ -15,9 +15,9 @@ works:
   training split or model (``tasks.data_provenance``).
 - ``CHECKPOINT_DIR/provenance.json`` (kind ``training``): model, size, schedule, the data-bin
   and its fingerprint, the fairseq-train command.
-- ``CHECKPOINT_DIR/provenance-SUBSET.json`` (kind ``evaluation``): the checkpoint scored (and
-  those averaged into it), the data-bin, the reference, the options, and the digest of each
-  output (generate output, hypotheses, scores).
+- ``CHECKPOINT_DIR/provenance-SUBSET.json`` (kind ``evaluation``): the checkpoint scored (an
+  average: the averaged file), the data-bin, the reference, the options, and the digest of
+  each output (generate output, hypotheses, scores).
 
 The same module checks the folders a run writes into (``check_work_folder``): an empty name,
 ``/``, a system folder or an existing file is refused before anything is written.
@@ -27,7 +27,7 @@ The same module checks the folders a run writes into (``check_work_folder``): an
     xlpe-provenance verify-corpus OUT [--data-bin VARIANT] [--reference SUBSET]
     xlpe-provenance verify-checkpoint CHECKPOINT --data-bin BIN | --corpus OUT
     xlpe-provenance training SAVE_DIR --data-bin BIN --model M --size S --schedule S -- COMMAND...
-    xlpe-provenance evaluation SAVE_DIR --subset S --checkpoint C [--averaged C ...] ... -- COMMAND...
+    xlpe-provenance evaluation SAVE_DIR --subset S --checkpoint C ... -- COMMAND...
     xlpe-provenance show RECORD
 """
 import argparse
@@ -86,20 +86,30 @@ def data_bin_digests(data_bin):
     return {name: file_digest(os.path.join(data_bin, name)) for name in data_bin_files(data_bin)}
 
 
-def data_fingerprint(data_paths, train_subset="train"):
-    """What a model learns from, as a checkpoint records it: the sha256 of each dictionary of
-    the first data-bin (the token ids) and one digest of the training split's files over all
-    of them (``None`` where no data-bin has a training split, e.g. a folder for decoding)."""
-    dictionaries, train = {}, {}
-    for number, data_bin in enumerate(data_paths):
-        for name in data_bin_files(data_bin):
-            path = os.path.join(data_bin, name)
-            if number == 0 and name.startswith("dict."):
-                dictionaries[name] = file_digest(path)
-            elif name.startswith(f"{train_subset}."):
-                train[f"{number}/{name}"] = file_digest(path)
-    return {"data_bin": os.path.abspath(data_paths[0]), "dictionaries": dictionaries,
+def fingerprint_of(data_bin, digests, train_subset="train"):
+    """What a model learns from, as a checkpoint records it, from ``digests`` (``{file name:
+    sha256}`` of each data-bin fairseq reads, in its order): the first's dictionaries (the
+    token ids) and one digest of the training split's files over all of them (``None`` where
+    none has one, e.g. a folder for decoding)."""
+    dictionaries = {name: digest for name, digest in digests[0].items()
+                    if name.startswith("dict.")}
+    train = {f"{number}/{name}": digest for number, files in enumerate(digests)
+             for name, digest in files.items() if name.startswith(f"{train_subset}.")}
+    return {"data_bin": os.path.abspath(data_bin), "dictionaries": dictionaries,
             "train": combined_digest(train) if train else None}
+
+
+def data_fingerprint(data_paths, train_subset="train", train=True):
+    """``fingerprint_of`` the data-bins ``data_paths`` as their files are now; without
+    ``train``, the dictionaries only (the training split is not read)."""
+    def wanted(number, name):
+        return ((number == 0 and name.startswith("dict."))
+                or (train and name.startswith(f"{train_subset}.")))
+
+    digests = [{name: file_digest(os.path.join(data_bin, name))
+                for name in data_bin_files(data_bin) if wanted(number, name)}
+               for number, data_bin in enumerate(data_paths)]
+    return fingerprint_of(data_paths[0], digests, train_subset)
 
 
 def fingerprint_mismatch(recorded, current):
@@ -179,7 +189,7 @@ def write_record(path, kind, command, **fields):
     return record
 
 
-def corpus_files(out, src, tgt):
+def corpus_files(out, tgt):
     """The files of OUT (relative names) that consumers read beside the data-bins."""
     files = ["bpe/codes", "recipe.env", f"reference/valid.{tgt}", f"reference/test.{tgt}"]
     if os.path.exists(os.path.join(out, "preorderer.pt")):
@@ -202,7 +212,7 @@ def record_corpus(out, raw, src, tgt, settings, command, given=None):
     """OUT's record: its raw inputs (``given``: the user's folder, where valid and test were
     held out of its train into ``raw``), settings, files and every data-bin's digests."""
     inputs = raw_digests(raw, src, tgt)
-    files = {name: file_digest(os.path.join(out, name)) for name in corpus_files(out, src, tgt)}
+    files = {name: file_digest(os.path.join(out, name)) for name in corpus_files(out, tgt)}
     data_bins = {variant: data_bin_digests(os.path.join(out, "data-bin", variant))
                  for variant in sorted(os.listdir(os.path.join(out, "data-bin")))
                  if os.path.isdir(os.path.join(out, "data-bin", variant))}
@@ -293,40 +303,50 @@ def checkpoint_fingerprint(path):
     return (task_state or {}).get(CHECKPOINT_KEY)
 
 
-def verify_checkpoint(path, data_bin):
-    """Refuse a checkpoint trained on other data than ``data_bin``'s: other dictionaries or
-    another training split (a corpus re-prepared since, or another corpus). Returns False for
-    a checkpoint that records no fingerprint (saved before the plugin recorded one)."""
-    recorded = checkpoint_fingerprint(path)
-    if not recorded:
-        return False
-    current = data_fingerprint([data_bin])
+def refuse_other_data(path, recorded, current):
+    """InputError when the checkpoint ``path``'s fingerprint ``recorded`` differs from the
+    data-bin's ``current``: other dictionaries or another training split (a corpus re-prepared
+    since, or another corpus)."""
     if fingerprint_mismatch(recorded, current):
         raise InputError(f"{path}: {describe_mismatch(recorded, current, 'it')}: use the "
                          "checkpoints trained on this corpus, or train anew")
+
+
+def verify_checkpoint(path, data_bin):
+    """``refuse_other_data`` against ``data_bin`` as its files are now. Returns False for a
+    checkpoint that records no fingerprint (saved before the plugin recorded one)."""
+    recorded = checkpoint_fingerprint(path)
+    if not recorded:
+        return False
+    refuse_other_data(path, recorded, data_fingerprint([data_bin]))
     return True
 
 
 def verify_checkpoint_on_corpus(path, out):
-    """``verify_checkpoint`` against the data-bin of OUT that the checkpoint was trained on
-    (OUT/data-bin/VARIANT, named by its fingerprint; text for one that names none there)."""
-    recorded = checkpoint_fingerprint(path) or {}
+    """``verify_checkpoint`` against the data-bin of OUT the checkpoint was trained on
+    (OUT/data-bin/VARIANT, named by its fingerprint; text for one that names none there), as
+    OUT's record has it: the caller has checked OUT's files against the record
+    (``verify_corpus``), so nothing is read twice."""
+    recorded = checkpoint_fingerprint(path)
+    if not recorded:
+        return False
+    data_bins = read_record(os.path.join(out, RECORD), "corpus")["data_bins"]
     variant = os.path.basename(recorded.get("data_bin", "text"))
-    if not os.path.isdir(os.path.join(out, "data-bin", variant)):
-        variant = "text"
-    return verify_checkpoint(path, os.path.join(out, "data-bin", variant))
+    variant = variant if variant in data_bins else "text"
+    refuse_other_data(path, recorded, fingerprint_of(os.path.join(out, "data-bin", variant),
+                                                     [data_bins[variant]]))
+    return True
 
 
-def record_evaluation(save_dir, subset, checkpoint, averaged, data_bin, corpus, reference,
-                      outputs, options, command):
+def record_evaluation(save_dir, subset, checkpoint, data_bin, corpus, reference, outputs,
+                      options, command):
     """SAVE_DIR/provenance-SUBSET.json, after the scores are written."""
     def entry(path):
         return {"path": os.path.abspath(path), "sha256": file_digest(path)}
 
     return write_record(
         os.path.join(save_dir, f"provenance-{subset}.json"), "evaluation", command,
-        subset=subset, checkpoint=entry(checkpoint), averaged=[entry(p) for p in averaged],
-        data_bin=os.path.abspath(data_bin),
+        subset=subset, checkpoint=entry(checkpoint), data_bin=os.path.abspath(data_bin),
         corpus_record=entry(os.path.join(corpus, RECORD)), reference=entry(reference),
         options=options, outputs={os.path.basename(p): entry(p) for p in outputs})
 
@@ -383,7 +403,6 @@ def main(argv=None):
     evaluation.add_argument("save_dir")
     for name in ("--subset", "--checkpoint", "--data-bin", "--corpus", "--reference"):
         evaluation.add_argument(name, required=True)
-    evaluation.add_argument("--averaged", nargs="*", default=[], help="checkpoints averaged")
     evaluation.add_argument("--output", action="append", default=[], help="an output written")
     evaluation.add_argument("--option", action="append", default=[], help="KEY=VALUE")
     show = command("show", "print a record")
@@ -416,8 +435,8 @@ def main(argv=None):
             record_training(args.save_dir, args.data_bin, args.model, args.size, args.schedule,
                             args.run)
         elif args.action == "evaluation":
-            record_evaluation(args.save_dir, args.subset, args.checkpoint, args.averaged,
-                              args.data_bin, args.corpus, args.reference, args.output,
+            record_evaluation(args.save_dir, args.subset, args.checkpoint, args.data_bin,
+                              args.corpus, args.reference, args.output,
                               _settings(args.option), args.run)
         else:
             print(json.dumps(read_record(args.record), indent=1, ensure_ascii=False))

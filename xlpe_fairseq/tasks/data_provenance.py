@@ -51,7 +51,10 @@ class DataProvenance:
         state_dict = dict(state_dict)
         recorded = state_dict.pop(CHECKPOINT_KEY, None)
         if recorded:
-            current = self.data_fingerprint()
+            # decoding compares the dictionaries only: the training split is not read
+            from fairseq import utils
+
+            current = data_fingerprint(utils.split_paths(self.cfg.data), train=False)
             mismatch = fingerprint_mismatch(recorded, current)
             if mismatch and mismatch[0] == "dictionaries":
                 raise InputError(
