@@ -75,14 +75,35 @@ stamp() {
     printf '%s\n' "$text" > "$file.tmp" && mv "$file.tmp" "$file"
 }
 
-# timed NAME COMMAND...: run a step and report its wall time.
+# timed NAME COMMAND...: run a step and report its wall time (and measure it, below).
 timed() {
     local name=$1 start=$EPOCHREALTIME
     shift
     echo "== $name" >&2
-    "$@"
+    measured "$name" "$@"
     awk -v name="$name" -v start="$start" -v end="$EPOCHREALTIME" \
         'BEGIN { printf "== %s: %.1f s\n", name, end - start > "/dev/stderr" }'
+}
+
+# measured NAME COMMAND...: run COMMAND; with XLPE_STAGE_LOG set to a file, append its wall
+# time, CPU time and peak memory to it as a JSON line (xlpe_fairseq/io/stage_usage.py; a
+# COMMAND that is a shell function, its wall time only).
+measured() {
+    local name=$1 start=$EPOCHREALTIME
+    shift
+    if [[ -z ${XLPE_STAGE_LOG:-} ]]; then
+        "$@"
+    elif declare -F "$1" >/dev/null; then
+        "$@"
+        python -c 'import json, sys
+with open(sys.argv[1], "a", encoding="utf-8") as log:
+    log.write(json.dumps({"step": sys.argv[2], "wall_s": round(float(sys.argv[3]), 2),
+                          "cpu_s": None, "max_rss_mib": None, "tree_peak_mib": None,
+                          "status": 0}) + "\n")' "$XLPE_STAGE_LOG" "$name" \
+            "$(awk -v a="$start" -v b="$EPOCHREALTIME" 'BEGIN { print b - a }')"
+    else
+        python -m xlpe_fairseq.io.stage_usage --log "$XLPE_STAGE_LOG" --name "$name" -- "$@"
+    fi
 }
 
 skipped() {

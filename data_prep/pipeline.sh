@@ -32,13 +32,17 @@
 #   JOINED_DICT (0; 1 gives one dictionary for both sides, for --share-all-embeddings),
 #   PREORDER_SECONDS (3600): a safety cap, checked after each epoch, that makes the result
 #   depend on the machine's speed if it stops training early; PREORDER_DEVICE (cpu, or cuda);
-#   PREORDER_THREADS (all cores): xlpe-preorder-train's --threads.
+#   PREORDER_THREADS (1): xlpe-preorder-train's --threads; PREORDER_JOBS (the cores over
+#   PREORDER_THREADS): members trained side by side, each its own process (threads of one
+#   process stall beside other work on the same cores; processes do not).
 #   The preorderer's training follows the corpus unless set (preorderer_defaults below):
 #   PREORDER_LOSS (pairwise, structured or both: xlpe-preorder-train --loss), PREORDER_SEEDS
 #   (N > 1: N preorderers, seeds 1..N, preorderer.seedK.pt, combined by
 #   xlpe-preorder-ensemble into preorderer.pt, N times the training time), PREORDER_EPOCHS
 #   (with the fixed seeds, this fixes the result), PREORDER_BATCH_TOKENS and
-#   PREORDER_MAX_LENGTH (xlpe-preorder-train's --batch-tokens and --max-train-length).
+#   PREORDER_MAX_LENGTH (xlpe-preorder-train's --batch-tokens and --max-train-length),
+#   PREORDER_SAMPLE (0: all pairs; N: every member trains on one seeded sample of N pairs,
+#   xlpe-preorder-train --sample; above 50,000 pairs the default is 35,000).
 #   XLPE_TRAIN_POSITIONS: the XL PE training positions in data-bin/xlpe: oracle (default; BTG
 #   positions from the alignment), predicted (the preorderer's, cross-fitted over
 #   PREORDER_FOLDS (2) folds with xlpe-preorder-crossfit, so that train positions look like
@@ -65,17 +69,11 @@ tokenize_split() {
     fi
 }
 
-# filter_pairs IN_SRC IN_TGT OUT_SRC OUT_TGT: keep pairs with 1..MAX_LEN tokens a side and a
-# length ratio within MAX_RATIO (1.5) of the corpus's typical ratio (RATIO_RULE=corpus) or of 1
-# (RATIO_RULE=fixed, the default here: Moses' clean-corpus-n, as in fairseq's prepare
-# scripts); says what it kept, warns when over 5% go, fails in one line when none is left.
-filter_pairs() {
-    python -m xlpe_fairseq.preprocessing.length_filter --source "$1" --target "$2" \
-        --out-source "$3" --out-target "$4" --max-len "$MAX_LEN" --max-ratio "${MAX_RATIO:-1.5}" \
-        --ratio-rule "${RATIO_RULE:-fixed}" --prog "$(basename "$0")"
-}
-
-# clean_train OUT SRC TGT: filter the tokenized training pairs into tok/train.{SRC,TGT}.
+# clean_train OUT SRC TGT: filter the tokenized training pairs into tok/train.{SRC,TGT}: keep
+# pairs with 1..MAX_LEN tokens a side and a length ratio within MAX_RATIO (1.5) of the
+# corpus's typical ratio (RATIO_RULE=corpus) or of 1 (RATIO_RULE=fixed, the default here:
+# Moses' clean-corpus-n, as in fairseq's prepare scripts); says what it kept, warns when over
+# 5% go, fails in one line when none is left.
 clean_train() {
     local out=$1 src=$2 tgt=$3 rule=${RATIO_RULE:-fixed} ratio=${MAX_RATIO:-1.5}
     local in_src=$out/tok/train.full.$src in_tgt=$out/tok/train.full.$tgt
@@ -84,7 +82,10 @@ clean_train() {
         skipped "clean train"
     else
         timed "clean train (1..$MAX_LEN tokens, ratio within $ratio of the $rule ratio)" \
-            filter_pairs "$in_src" "$in_tgt" "$out/tok/train.$src" "$out/tok/train.$tgt"
+            python -m xlpe_fairseq.preprocessing.length_filter --source "$in_src" \
+            --target "$in_tgt" --out-source "$out/tok/train.$src" \
+            --out-target "$out/tok/train.$tgt" --max-len "$MAX_LEN" --max-ratio "$ratio" \
+            --ratio-rule "$rule" --prog "$(basename "$0")"
         made "$out/tok/train.$src"
     fi
 }
@@ -125,14 +126,14 @@ reorder() {
 preorder() {
     local out=$1 src=$2 bpe=$1/bpe split seed members=()
     # a member depends on its seed and these settings, not on how many members there are
-    stamp "$out/preorderer.settings" "${PREORDER_TRAINING[*]}"
+    stamp "$out/preorderer.settings" "${PREORDER_TRAINING[*]} ${PREORDER_SAMPLING[*]}"
     if ((PREORDER_SEEDS == 1)); then
         train_preorderer "$out/preorderer.pt" "$bpe" "$src" "$out/preorderer.settings" 1
     else
         for ((seed = 1; seed <= PREORDER_SEEDS; seed++)); do
             members+=("$out/preorderer.seed$seed.pt")
-            train_preorderer "${members[-1]}" "$bpe" "$src" "$out/preorderer.settings" "$seed"
         done
+        train_members "$bpe" "$src" "$out/preorderer.settings" "${members[@]}"
         if fresh "$out/preorderer.pt" -- "${members[@]}" "$bpe/valid.$src" \
                 "$bpe/valid.btg.reorder"; then
             skipped "ensemble preorderers"
@@ -175,8 +176,9 @@ preorder() {
         xlpe-reorder-ceiling --source "$bpe/train.$src" --reorder "$bpe/train.btg.reorder"
 }
 
-# train_preorderer SAVE BPE SRC SETTINGS SEED: one preorderer on the BTG oracle of train,
-# its epoch and penalty chosen on valid; skipped while SAVE was made from its data and SETTINGS.
+# train_preorderer SAVE BPE SRC SETTINGS SEED: one preorderer on the BTG oracle of train (or
+# on PREORDER_SAMPLE of its pairs), its epoch and penalty chosen on valid; skipped while SAVE
+# was made from its data and SETTINGS.
 train_preorderer() {
     local save=$1 bpe=$2 src=$3 settings=$4 seed=$5
     if fresh "$save" -- "$bpe/train.$src" "$bpe/train.btg.reorder" "$bpe/valid.$src" \
@@ -186,8 +188,54 @@ train_preorderer() {
         timed "train preorderer (seed $seed, at most $PREORDER_EPOCHS epochs, ${PREORDER_SECONDS}s)" \
             xlpe-preorder-train --source "$bpe/train.$src" --reorder "$bpe/train.btg.reorder" \
             --valid-source "$bpe/valid.$src" --valid-reorder "$bpe/valid.btg.reorder" \
-            "${PREORDER_TRAINING[@]}" --seed "$seed" --save "$save"
+            "${PREORDER_TRAINING[@]}" "${PREORDER_SAMPLING[@]}" --seed "$seed" --save "$save"
         made "$save"
+    fi
+}
+
+# train_members BPE SRC SETTINGS MEMBER...: train_preorderer for each MEMBER
+# (OUT/preorderer.seedK.pt, seed K), PREORDER_JOBS processes at a time. Threads of one process
+# wait on each other at every operation, and beside a busy process on the same cores they
+# stall (epochs ten times as long and more); processes side by side do not. Each member's
+# output goes to its log (OUT/preorderer.seedK.log), shown when all have ended; a member
+# that failed fails the step, once the others have ended.
+train_members() {
+    local bpe=$1 src=$2 settings=$3 member seed=0 status failed=()
+    shift 3
+    if ((PREORDER_JOBS == 1)); then
+        for member; do
+            seed=$((seed + 1))
+            train_preorderer "$member" "$bpe" "$src" "$settings" "$seed"
+        done
+        return
+    fi
+    echo "== train $# preorderers, $PREORDER_JOBS side by side ($PREORDER_THREADS thread(s)" \
+        "each; logs: ${1%.seed1.pt}.seedK.log)" >&2
+    for member; do
+        seed=$((seed + 1))
+        while (($(jobs -rp | wc -l) >= PREORDER_JOBS)); do
+            wait -n || true
+        done
+        (
+            set +e
+            (set -e; train_preorderer "$member" "$bpe" "$src" "$settings" "$seed") \
+                2>"${member%.pt}.log"
+            echo $? >"${member%.pt}.status"
+        ) &
+    done
+    wait
+    seed=0
+    for member; do
+        seed=$((seed + 1))
+        cat -- "${member%.pt}.log" >&2
+        status=$(<"${member%.pt}.status")
+        rm -f -- "${member%.pt}.status"
+        ((status == 0)) || failed+=("seed $seed (status $status, ${member%.pt}.log)")
+    done
+    if ((${#failed[@]})); then
+        printf -v status '%s; ' "${failed[@]}"
+        echo "$(basename "$0"): error: preorderer training failed: ${status%; }" >&2
+        return 1
     fi
 }
 
@@ -205,7 +253,7 @@ report() {
         skipped "$step"
         return
     fi
-    "$@" >"$dest.tmp"
+    timed "$step" "$@" >"$dest.tmp"
     mv "$dest.tmp" "$dest"
     made "$dest"
     echo "== $title:" >&2
@@ -282,7 +330,7 @@ pipeline_settings() {
     PREORDER_SECONDS=${PREORDER_SECONDS:-3600}
     PREORDER_DEVICE=${PREORDER_DEVICE:-cpu}
     PREORDER_FOLDS=${PREORDER_FOLDS:-2}
-    PREORDER_THREADS=${PREORDER_THREADS:-$(nproc)}
+    PREORDER_THREADS=${PREORDER_THREADS:-1}
     XLPE_TRAIN_POSITIONS=${XLPE_TRAIN_POSITIONS:-oracle}
     case $XLPE_TRAIN_POSITIONS in
         oracle | predicted | mixed) ;;
@@ -299,6 +347,7 @@ pipeline_settings() {
     for setting in ${PREORDER_SEEDS:+PREORDER_SEEDS:1:999} \
             ${PREORDER_BATCH_TOKENS:+PREORDER_BATCH_TOKENS:1:9999999} \
             ${PREORDER_MAX_LENGTH:+PREORDER_MAX_LENGTH:1:9999999} PREORDER_THREADS:1:$cores \
+            ${PREORDER_JOBS:+PREORDER_JOBS:1:$cores} ${PREORDER_SAMPLE:+PREORDER_SAMPLE:0:} \
             WORKERS:1:$cores ${PREORDER_EPOCHS:+PREORDER_EPOCHS:1:} PREORDER_FOLDS:2: \
             LOWERCASE:0:1 JOINED_DICT:0:1 \
             ${MERGES:+MERGES:1:} ${MAX_LEN:+MAX_LEN:1:}; do
@@ -307,6 +356,8 @@ pipeline_settings() {
         printf -v "$setting" %s "$WHOLE"
     done
     check_positive PREORDER_SECONDS "$PREORDER_SECONDS" || return
+    # members side by side on the cores their threads leave
+    PREORDER_JOBS=${PREORDER_JOBS:-$((cores / PREORDER_THREADS))}
     if [[ -n ${PREORDER_LOSS:-} ]]; then
         check_choice PREORDER_LOSS "$PREORDER_LOSS" pairwise structured both || return
     fi
@@ -324,25 +375,38 @@ except InputError as err:
 
 # preorderer_defaults PAIRS: give each preorderer setting left unset its default for a
 # corpus of PAIRS training pairs, say what was chosen, and set PREORDER_TRAINING,
-# xlpe-preorder-train's options shared by every preorderer the pipeline trains. Up to
-# 50,000 pairs: what the studies of docs/preorderer.md found best ("Defaults by corpus
-# size"): an ensemble of structured-loss models, 9 epochs of small batches (four members
-# up to 35,000 pairs, three above, so that it trains in at most about a quarter of an hour
-# on 2 CPU cores); above: one pairwise model of 5 epochs, as an epoch takes hours at WMT size.
+# xlpe-preorder-train's options shared by every preorderer the pipeline trains, and
+# PREORDER_SAMPLING, its sample options. What the studies of docs/preorderer.md found best
+# ("Defaults by corpus size"): an ensemble of structured-loss models, 9 epochs of small
+# batches; four members up to 35,000 pairs, three up to 50,000, so that it trains in at most
+# about a quarter of an hour on 2 CPU cores. Above, the same four members on a seeded sample
+# of PREORDER_SAMPLE_ABOVE pairs, one sample for all (xlpe-preorder-train --sample): the
+# learning curve flattens before that size, and the cost stays that of the sample whatever
+# the corpus's size (docs/preorderer.md, "The learning curve").
+PREORDER_SAMPLE_ABOVE=35000
 preorderer_defaults() {
-    local pairs=$1 loss=pairwise seeds=1 epochs=5 batch=4000 length=200
-    if ((pairs <= 50000)); then
-        loss=structured epochs=9 batch=2000 length=150
-        seeds=$((pairs <= 35000 ? 4 : 3))
+    local pairs=$1 seeds=4 sample=0
+    if ((pairs > 50000)); then
+        sample=$PREORDER_SAMPLE_ABOVE
+    elif ((pairs > 35000)); then
+        seeds=3
     fi
-    PREORDER_LOSS=${PREORDER_LOSS:-$loss}
+    PREORDER_LOSS=${PREORDER_LOSS:-structured}
     PREORDER_SEEDS=${PREORDER_SEEDS:-$seeds}
-    PREORDER_EPOCHS=${PREORDER_EPOCHS:-$epochs}
-    PREORDER_BATCH_TOKENS=${PREORDER_BATCH_TOKENS:-$batch}
-    PREORDER_MAX_LENGTH=${PREORDER_MAX_LENGTH:-$length}
+    PREORDER_EPOCHS=${PREORDER_EPOCHS:-9}
+    PREORDER_BATCH_TOKENS=${PREORDER_BATCH_TOKENS:-2000}
+    PREORDER_MAX_LENGTH=${PREORDER_MAX_LENGTH:-150}
+    PREORDER_SAMPLE=${PREORDER_SAMPLE:-$sample}
+    PREORDER_SAMPLING=()
+    local trained="all $pairs"
+    if ((PREORDER_SAMPLE > 0 && PREORDER_SAMPLE < pairs)); then
+        PREORDER_SAMPLING=(--sample "$PREORDER_SAMPLE" --sample-seed 1)
+        trained="a sample of $PREORDER_SAMPLE of the $pairs"
+    fi
     echo "preorderer for $pairs training pairs: $PREORDER_SEEDS seed(s), $PREORDER_LOSS" \
         "loss, $PREORDER_EPOCHS epochs, batches of $PREORDER_BATCH_TOKENS tokens, sentences" \
-        "up to $PREORDER_MAX_LENGTH tokens (PREORDER_* variables override)" >&2
+        "up to $PREORDER_MAX_LENGTH tokens, trained on $trained pairs, $PREORDER_JOBS" \
+        "member(s) at a time of $PREORDER_THREADS thread(s) (PREORDER_* variables override)" >&2
     PREORDER_TRAINING=(--epochs "$PREORDER_EPOCHS" --max-seconds "$PREORDER_SECONDS"
         --loss "$PREORDER_LOSS" --device "$PREORDER_DEVICE" --batch-tokens "$PREORDER_BATCH_TOKENS"
         --max-train-length "$PREORDER_MAX_LENGTH" --threads "$PREORDER_THREADS")
@@ -366,14 +430,15 @@ record_corpus() {
     mv -- "$out/.recipe.env.tmp" "$out/recipe.env"
     for setting in MERGES MAX_LEN MAX_RATIO RATIO_RULE LOWERCASE JOINED_DICT \
             XLPE_TRAIN_POSITIONS PREORDER_LOSS PREORDER_SEEDS PREORDER_EPOCHS \
-            PREORDER_BATCH_TOKENS PREORDER_MAX_LENGTH PREORDER_FOLDS PREORDER_SECONDS \
-            PREORDER_DEVICE; do
+            PREORDER_BATCH_TOKENS PREORDER_MAX_LENGTH PREORDER_SAMPLE PREORDER_THREADS \
+            PREORDER_FOLDS PREORDER_SECONDS PREORDER_DEVICE; do
         [[ -z ${!setting:-} ]] || settings+=(--setting "$setting=${!setting}")
     done
     # the user's folder too, where valid and test were held out of its train (prepare-corpus.sh)
     [[ -z ${RAW_ABS:-} || $RAW_ABS == "$(cd -- "$raw" && pwd)" ]] ||
         settings+=(--given "$RAW_ABS")
-    xlpe-provenance corpus "$out" --raw "$raw" --src "$src" --tgt "$tgt" "${settings[@]}" \
+    measured "record provenance" xlpe-provenance corpus "$out" --raw "$raw" --src "$src" \
+        --tgt "$tgt" "${settings[@]}" \
         -- "${RECIPE_COMMAND[@]:-$0}"
 }
 

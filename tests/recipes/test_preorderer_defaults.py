@@ -8,7 +8,8 @@ import pytest
 
 DATA_PREP = Path(__file__).resolve().parents[2] / "data_prep"
 SETTINGS = ("PREORDER_LOSS", "PREORDER_SEEDS", "PREORDER_EPOCHS", "PREORDER_BATCH_TOKENS",
-            "PREORDER_MAX_LENGTH")
+            "PREORDER_MAX_LENGTH", "PREORDER_SAMPLE", "PREORDER_JOBS", "PREORDER_THREADS")
+CORES = len(os.sched_getaffinity(0))
 
 
 def defaults(pairs, **given):
@@ -19,7 +20,7 @@ def defaults(pairs, **given):
     script = (f"source {DATA_PREP}/lib.sh; source {DATA_PREP}/pipeline.sh; "
               f"pipeline_settings && preorderer_defaults {pairs} && "
               + "echo " + " ".join(f"${name}" for name in SETTINGS)
-              + ' && echo "${PREORDER_TRAINING[*]}"')
+              + ' && echo "${PREORDER_TRAINING[*]} ${PREORDER_SAMPLING[*]}"')
     result = subprocess.run(["bash", "-c", script], env=env, capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     values, training = result.stdout.splitlines()
@@ -27,17 +28,18 @@ def defaults(pairs, **given):
 
 
 @pytest.mark.parametrize("pairs, expected", [
-    (12253, ("structured", "4", "9", "2000", "150")),
-    (33941, ("structured", "4", "9", "2000", "150")),
-    (35000, ("structured", "4", "9", "2000", "150")),
-    (35001, ("structured", "3", "9", "2000", "150")),
-    (50000, ("structured", "3", "9", "2000", "150")),
-    (50001, ("pairwise", "1", "5", "4000", "200")),
-    (4500000, ("pairwise", "1", "5", "4000", "200")),
+    (12253, ("structured", "4", "9", "2000", "150", "0")),
+    (33941, ("structured", "4", "9", "2000", "150", "0")),
+    (35000, ("structured", "4", "9", "2000", "150", "0")),
+    (35001, ("structured", "3", "9", "2000", "150", "0")),
+    (50000, ("structured", "3", "9", "2000", "150", "0")),
+    (50001, ("structured", "4", "9", "2000", "150", "35000")),
+    (4500000, ("structured", "4", "9", "2000", "150", "35000")),
+    (20000000, ("structured", "4", "9", "2000", "150", "35000")),
 ])
 def test_the_corpus_size_chooses_the_preorderer(pairs, expected):
     chosen, training, said = defaults(pairs)
-    assert tuple(chosen[name] for name in SETTINGS) == expected, \
+    assert tuple(chosen[name] for name in SETTINGS[:6]) == expected, \
         f"{pairs} training pairs got {chosen}, the documented defaults are {expected}"
     assert (f"--epochs {expected[2]} " in training and f"--loss {expected[0]} " in training
             and f"--batch-tokens {expected[3]} " in training
@@ -45,10 +47,49 @@ def test_the_corpus_size_chooses_the_preorderer(pairs, expected):
     assert f"preorderer for {pairs} training pairs: {expected[1]} seed(s)" in said, said
 
 
+@pytest.mark.parametrize("pairs", [50001, 4500000, 20000000])
+def test_a_large_corpus_trains_on_one_bounded_sample(pairs):
+    """Above 50,000 pairs every member gets the same seeded sample of 35,000 pairs, so that
+    the preorderer's cost does not grow with the corpus."""
+    _, training, said = defaults(pairs)
+    assert training.endswith(" --sample 35000 --sample-seed 1"), training
+    assert f"trained on a sample of 35000 of the {pairs} pairs" in said, said
+
+
+@pytest.mark.parametrize("pairs, sample", [(50000, "0"), (60000, "100000"), (60000, "0")])
+def test_no_sample_option_where_it_would_keep_every_pair(pairs, sample):
+    _, training, said = defaults(pairs, **({"PREORDER_SAMPLE": sample}))
+    assert "--sample" not in training, training
+    assert f"trained on all {pairs} pairs" in said, said
+
+
+def test_a_chosen_sample_size_is_kept_at_any_size():
+    chosen, training, said = defaults(20000, PREORDER_SAMPLE="5000")
+    assert chosen["PREORDER_SAMPLE"] == "5000" and training.endswith(
+        "--sample 5000 --sample-seed 1"), training
+
+
+def test_members_train_side_by_side_one_thread_each():
+    """One thread a member and as many members at once as there are cores: threads of one
+    process stall beside other work on the same cores, separate processes do not."""
+    chosen, training, said = defaults(18395)
+    assert chosen["PREORDER_THREADS"] == "1" and "--threads 1 " in training, training
+    assert chosen["PREORDER_JOBS"] == str(CORES), chosen
+    assert f"{CORES} member(s) at a time of 1 thread(s)" in said, said
+
+
+def test_threads_given_leave_the_cores_they_do_not_take_to_other_members():
+    chosen, _, _ = defaults(18395, PREORDER_THREADS=str(CORES))
+    assert chosen["PREORDER_JOBS"] == "1", chosen
+    chosen, _, _ = defaults(18395, PREORDER_JOBS="1")
+    assert (chosen["PREORDER_JOBS"], chosen["PREORDER_THREADS"]) == ("1", "1"), chosen
+
+
 def test_a_set_variable_wins_and_the_rest_follow_the_corpus():
     chosen, training, said = defaults(18395, PREORDER_LOSS="pairwise", PREORDER_SEEDS="1")
-    assert chosen == {"PREORDER_LOSS": "pairwise", "PREORDER_SEEDS": "1", "PREORDER_EPOCHS": "9",
-                      "PREORDER_BATCH_TOKENS": "2000", "PREORDER_MAX_LENGTH": "150"}, chosen
+    assert {name: chosen[name] for name in SETTINGS[:5]} == {
+        "PREORDER_LOSS": "pairwise", "PREORDER_SEEDS": "1", "PREORDER_EPOCHS": "9",
+        "PREORDER_BATCH_TOKENS": "2000", "PREORDER_MAX_LENGTH": "150"}, chosen
     assert "--loss pairwise" in training and "1 seed(s), pairwise loss" in said
 
 

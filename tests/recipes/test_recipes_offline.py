@@ -6,6 +6,8 @@ import importlib.util
 import io
 import os
 import random
+import re
+import shutil
 import subprocess
 import sys
 import tarfile
@@ -20,6 +22,7 @@ from xlpe_fairseq.preprocessing.libreoffice_corpus import (
 )
 
 DATA_PREP = Path(__file__).resolve().parents[2] / "data_prep"
+CORES = len(os.sched_getaffinity(0))
 PAIRS = 30
 # tiny settings: every step runs, none takes long (one preorderer, not the ensemble a corpus
 # of this size gets by default)
@@ -313,6 +316,28 @@ def test_libreoffice_preorderer_seeds_make_an_ensemble(recipe_runs):
     seeds = [Preorderer.load(out / f"preorderer.seed{k}.pt") for k in (1, 2)]
     assert seeds[0].scorer.state_dict()["project.weight"].ne(
         seeds[1].scorer.state_dict()["project.weight"]).any(), "both members got one seed"
+    if CORES > 1:
+        assert f"== train 3 preorderers, {CORES} side by side (1 thread(s) each" in more, more
+        assert "== train preorderer (seed 3, " in (out / "preorderer.seed3.log").read_text(), \
+            "a member trained side by side keeps its log beside its checkpoint"
+
+
+def test_libreoffice_a_member_that_fails_fails_the_step_once_all_have_ended(recipe_runs,
+                                                                           tmp_path):
+    finished_out, _ = finished(recipe_runs, "libreoffice")
+    out = tmp_path / "out"
+    shutil.copytree(finished_out, out, symlinks=True)
+    # no sentence of 2 to 1 tokens: every member refuses to train
+    result = subprocess.run(**recipe_command(
+        "prepare-libreoffice-en-de.sh", "--raw-dir", finished_out.parent / "libreoffice-raw", out,
+        env={"PREORDER_SEEDS": "3", "PREORDER_MAX_LENGTH": "1", "PREORDER_JOBS": str(CORES)}),
+        stderr=subprocess.PIPE)
+    assert result.returncode == 1, result.stderr
+    last = result.stderr.strip().splitlines()[-1]
+    assert re.match(r"prepare-corpus\.sh: error: preorderer training failed: seed 1 \(status 1, "
+                    r"\S+/preorderer\.seed1\.log\); seed 2 .*; seed 3 \(status 1, \S+\)$", last), last
+    assert "Traceback" not in result.stderr, result.stderr
+    assert not list(out.glob("preorderer.seed*.status")), "status files are left behind"
 
 
 @pytest.mark.parametrize("setting, value, allowed", [

@@ -14,7 +14,7 @@ import torch
 from ..help_format import HelpFormatter
 from ..io import SEED, WORKERS, InputError, Number, check_outputs, default_workers, \
     positive_int, run_command
-from .corpus import read_source_with_reorder
+from .corpus import read_sample_with_reorder, read_source_with_reorder
 from .btg_search import word_units
 from .metrics import corpus_scores, monotone_scores
 from .preorderer import Preorderer, check_device, length_batches
@@ -176,6 +176,13 @@ def build_parser():
         formatter_class=HelpFormatter,
     )
     add_training_arguments(parser)
+    parser.add_argument("--sample", type=positive_int,
+                        help="train on a seeded sample of this many training sentences, read "
+                        "without holding the corpus in memory (default: all): bounds the "
+                        "time and memory of training whatever the corpus's size")
+    parser.add_argument("--sample-seed", type=SEED, default=1,
+                        help="seed of the --sample draw, apart from --seed so that the members "
+                        "of an ensemble train on one sample")
     return parser
 
 
@@ -251,7 +258,11 @@ def main(argv=None):
             [args.valid_source, args.valid_reorder] if args.valid_source else [])
         check_outputs([args.save], inputs)  # before training, not after it
         check_device(args.device)
-        sentences, positions = read_source_with_reorder(args.source, args.reorder)
+        if args.sample is None:
+            sentences, positions = read_source_with_reorder(args.source, args.reorder)
+        else:
+            sentences, positions = read_sample_with_reorder(args.source, args.reorder,
+                                                            args.sample, args.sample_seed)
         if not any(2 <= len(s) <= args.max_train_length for s in sentences):
             raise InputError(f"{args.source}: no sentence of 2 to --max-train-length "
                              f"({args.max_train_length}) tokens to train on")
