@@ -250,3 +250,25 @@ def test_sentences_left_out_of_training_are_counted(tmp_path, capsys):
                 "--embed-dim", "8"])
     assert "2 of 3 sentences left out of training: fewer than 2 or more than 2 tokens" in \
         capsys.readouterr().err
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_the_gpu_path_trains_predicts_and_agrees_with_the_cpu(files):
+    """PREORDER_DEVICE=cuda: xlpe-preorder-train and xlpe-preorder on the GPU; the checkpoint
+    loads on the CPU and predicts the same positions there, but for near ties."""
+    train.main(["--source", files["source"], "--reorder", files["reorder"],
+                "--valid-source", files["valid_source"], "--valid-reorder", files["valid_reorder"],
+                "--save", files["model"], "--epochs", "2", "--hidden-dim", "16",
+                "--embed-dim", "8", "--loss", "structured", "--device", "cuda",
+                "--sample", "200"])
+    predict.main(["--preorderer", files["model"], "--source", files["valid_source"],
+                  "--output", files["output"], "--device", "cuda"])
+    on_gpu = open(files["output"]).read().splitlines()
+    sources = [line.split() for line in open(files["valid_source"]).read().splitlines()]
+    on_cpu = [" ".join(map(str, p)) for p in Preorderer.load(files["model"]).predict(sources)]
+    for line, source in zip(on_gpu, sources):
+        assert sorted(map(int, line.split())) == list(range(len(source))), line
+    # float sums differ between devices: a near tie in the search may fall the other way
+    same = sum(g == c for g, c in zip(on_gpu, on_cpu))
+    assert same >= 0.95 * len(sources), \
+        f"the GPU's positions agree with the CPU's on {same} of {len(sources)} sentences"
