@@ -141,7 +141,7 @@ preorder() {
             timed "ensemble $PREORDER_SEEDS preorderers" xlpe-preorder-ensemble \
                 --preorderers "${members[@]}" --valid-source "$bpe/valid.$src" \
                 --valid-reorder "$bpe/valid.btg.reorder" --device "$PREORDER_DEVICE" \
-                --save "$out/preorderer.pt"
+                --threads "$PREORDER_THREADS" --save "$out/preorderer.pt"
             made "$out/preorderer.pt"
         fi
     fi
@@ -160,8 +160,9 @@ preorder() {
         fi
     done
     if ((${#calls[@]})); then
-        timed "preorder valid/test" python -m xlpe_fairseq.in_one_process \
-            xlpe_fairseq.preordering.predict "${calls[@]}"
+        # as many threads as training took: more stall beside other work on the cores
+        OMP_NUM_THREADS=$PREORDER_THREADS timed "preorder valid/test" \
+            python -m xlpe_fairseq.in_one_process xlpe_fairseq.preordering.predict "${calls[@]}"
         for split in "${predicted[@]}"; do
             made "$split"
         done
