@@ -15,11 +15,17 @@ def logged(path):
     return [json.loads(line) for line in path.read_text().splitlines()]
 
 
+def measure(log, name, *command):
+    """The command line as the recipes run it: a fresh Python process (a child forked from a
+    large one, pytest's, would count its parent's pages as its own)."""
+    return subprocess.run([sys.executable, "-m", "xlpe_fairseq.io.stage_usage", "--log",
+                           str(log), "--name", name, "--interval", "0.1", "--", *command]
+                          ).returncode
+
+
 def test_a_step_logs_its_time_and_the_memory_of_its_largest_process(tmp_path):
     log = tmp_path / "stages.jsonl"
-    status = stage_usage.main(["--log", str(log), "--name", "allocate", "--interval", "0.1",
-                               "--", sys.executable, "-c", ALLOCATE.format(mib=200)])
-    assert status == 0
+    assert measure(log, "allocate", sys.executable, "-c", ALLOCATE.format(mib=200)) == 0
     [step] = logged(log)
     assert step["step"] == "allocate" and step["status"] == 0, step
     assert 1.4 < step["wall_s"] < 30, step
@@ -36,8 +42,7 @@ def test_the_tree_counts_workers_that_run_at_once(tmp_path):
     script = ("import subprocess, sys; "
               f"workers = [subprocess.Popen([sys.executable, '-c', {worker!r}]) for _ in '12']; "
               "[w.wait() for w in workers]")
-    stage_usage.main(["--log", str(log), "--name", "pool", "--interval", "0.1", "--",
-                      sys.executable, "-c", script])
+    assert measure(log, "pool", sys.executable, "-c", script) == 0
     [step] = logged(log)
     assert step["tree_peak_mib"] >= 280, f"two 150 MiB workers at once logged {step}"
     assert 150 <= step["max_rss_mib"] < 280, step
