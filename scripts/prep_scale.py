@@ -25,6 +25,7 @@ import json
 import math
 import os
 import random
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -84,16 +85,40 @@ def prepare(args, pairs):
     return read_log(log)
 
 
-def by_step(steps):
-    """Usage per step name, summed over repeated names (e.g. a member's retries)."""
-    merged = {}
+def step_name(logged):
+    """A step's name without the settings that follow the corpus's size (the merges, the
+    length limit, a member's epochs), so that one step has one name at every size; the
+    members of the preorderer's ensemble are one step."""
+    name = re.sub(r" \((\d|ratio)[^)]*\)$", "", logged)
+    if name.startswith("train preorderer (seed "):
+        return "train preorderer (all members)"
+    return re.sub(r", at most [^)]*\)", ")", name)
+
+
+def by_step(steps, cores):
+    """Usage per step name: CPU summed and memory the largest over steps of one name; wall
+    time from the first start to the last end where the log has starts (members trained side
+    by side overlap), else summed over ``cores`` side by side."""
+    merged, spans = {}, {}
     for step in steps:
-        row = merged.setdefault(step["step"], {"wall_s": 0.0, "cpu_s": 0.0, "max_rss_mib": 0.0,
-                                               "tree_peak_mib": 0.0})
+        name = step_name(step["step"])
+        row = merged.setdefault(name, {"wall_s": 0.0, "cpu_s": 0.0, "max_rss_mib": 0.0,
+                                       "tree_peak_mib": 0.0, "count": 0})
         row["wall_s"] += step["wall_s"]
         row["cpu_s"] += step["cpu_s"] or 0.0
+        row["count"] += 1
         for key in ("max_rss_mib", "tree_peak_mib"):
             row[key] = max(row[key], step[key] or 0.0)
+        if "started" in step:
+            first, last = spans.get(name, (step["started"], 0.0))
+            spans[name] = (min(first, step["started"]),
+                           max(last, step["started"] + step["wall_s"]))
+    for name, row in merged.items():
+        if row["count"] > 1 and name in spans:
+            row["wall_s"] = spans[name][1] - spans[name][0]
+        elif row["count"] > 1 and name == "train preorderer (all members)":
+            row["wall_s"] /= min(row["count"], cores)
+        del row["count"]
     return merged
 
 
@@ -190,7 +215,7 @@ def main():
     args.work.mkdir(parents=True, exist_ok=True)
     runs = {}
     for pairs in sorted(args.pairs):
-        runs[pairs] = by_step(prepare(args, pairs))
+        runs[pairs] = by_step(prepare(args, pairs), len(os.sched_getaffinity(0)))
         print(f"{pairs} pairs: {sum(r['wall_s'] for r in runs[pairs].values()):.0f} s",
               file=sys.stderr, flush=True)
     text = report(runs, args.project)

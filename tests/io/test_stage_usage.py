@@ -3,6 +3,7 @@ process and of its whole process tree, its exit status passed on; and the recipe
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from xlpe_fairseq.io import stage_usage
@@ -28,6 +29,7 @@ def test_a_step_logs_its_time_and_the_memory_of_its_largest_process(tmp_path):
     assert measure(log, "allocate", sys.executable, "-c", ALLOCATE.format(mib=200)) == 0
     [step] = logged(log)
     assert step["step"] == "allocate" and step["status"] == 0, step
+    assert abs(step["started"] - time.time()) < 60, "the start, in seconds since the epoch"
     assert 1.4 < step["wall_s"] < 30, step
     assert step["max_rss_mib"] >= 200, f"a process that held 200 MiB logged {step}"
     assert step["tree_peak_mib"] >= 150, f"the sampled tree missed the 200 MiB: {step}"

@@ -45,3 +45,23 @@ def test_linear_steps_are_projected_linearly_and_constant_ones_kept():
         rows["superlinear"]
     assert rows["superlinear"][9].strip(" |") == "8000", "memory grows linearly with it"
     assert "**all steps**" in text and "5.56 h" in text, text
+
+
+def test_members_side_by_side_are_one_step_of_their_span():
+    """Four members, two at a time: the step took from the first start to the last end, and
+    the CPU time of all four."""
+    members = [{"step": f"train preorderer (seed {k}, at most 9 epochs, 3600s)",
+                "started": 100.0 + 50.0 * ((k - 1) // 2), "wall_s": 50.0, "cpu_s": 49.0,
+                "max_rss_mib": 500.0, "tree_peak_mib": 480.0} for k in (1, 2, 3, 4)]
+    row = prep_scale.by_step(members, cores=2)["train preorderer (all members)"]
+    assert row["wall_s"] == 100.0 and row["cpu_s"] == 196.0, row
+    unstamped = [{key: value for key, value in m.items() if key != "started"} for m in members]
+    assert prep_scale.by_step(unstamped, cores=2)["train preorderer (all members)"][
+        "wall_s"] == 100.0, "without start times, the members are taken two at a time"
+
+
+def test_a_step_has_one_name_at_every_size():
+    assert prep_scale.step_name("learn BPE (5000 joint merges)") == "learn BPE"
+    assert prep_scale.step_name(
+        "clean train (1..175 tokens, ratio within 1.5 of the corpus ratio)") == "clean train"
+    assert prep_scale.step_name("reorder train (dpe)") == "reorder train (dpe)"

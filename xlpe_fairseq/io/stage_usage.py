@@ -1,7 +1,8 @@
 """Run one step of data preparation and log what it cost: wall time, CPU time, peak memory.
 
 ``python -m xlpe_fairseq.io.stage_usage --log FILE --name STEP -- COMMAND...`` runs COMMAND and
-appends one JSON line to FILE: the step's name, its wall and CPU seconds (user + system, of
+appends one JSON line to FILE: the step's name, when it started (seconds since the epoch),
+its wall and CPU seconds (user + system, of
 COMMAND and every process it waited for), the peak resident memory of its largest process
 (the kernel's count, exact) and the peak of its whole process tree (proportional set sizes,
 so that pages shared by forked workers count once; sampled every ``--interval`` seconds, so
@@ -80,7 +81,7 @@ class TreeMemory:
 
 def run_step(command, interval=0.5):
     """Run ``command``; return its exit status and its usage (a dict, seconds and MiB)."""
-    start = time.monotonic()
+    started, start = time.time(), time.monotonic()
     process = subprocess.Popen(command)
     sampler = TreeMemory(process.pid, interval)
     # the shell's Ctrl-C reaches the step too: wait for it rather than die before it
@@ -92,6 +93,7 @@ def run_step(command, interval=0.5):
     process.returncode = os.waitstatus_to_exitcode(status)
     tree_peak = sampler.stop()
     return process.returncode, {
+        "started": round(started, 2),
         "wall_s": round(time.monotonic() - start, 2),
         "cpu_s": round(usage.ru_utime + usage.ru_stime, 2),
         # ru_maxrss is in KiB on Linux: the largest single process of the step
