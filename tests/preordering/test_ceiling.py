@@ -1,4 +1,8 @@
 """xlpe-reorder-ceiling: the oracle of one occurrence of a repeated source scored on another."""
+import os
+import subprocess
+import sys
+
 import pytest
 
 from xlpe_fairseq.preordering import ceiling
@@ -30,12 +34,42 @@ def test_reading_keeps_only_repeated_lines_and_checks_every_line(tmp_path):
     source = write_lines(tmp_path / "train.en", [["a", "b"], ["c", "d"], ["a", "b"], ["e"]])
     reorder = write_lines(tmp_path / "train.reorder", [[1, 0], [0, 1], [0, 1], [0]])
     target = write_lines(tmp_path / "train.de", [["B", "A"], ["C", "D"], ["A", "B"], ["E"]])
-    sources, positions, targets = ceiling.read_repeated(source, reorder, target)
-    assert sources == [["a", "b"], ["a", "b"]]
+    sources, positions, targets, total = ceiling.read_repeated(source, reorder, target)
+    assert sources == [["a", "b"], ["a", "b"]] and total == 2
     assert positions == [[1, 0], [0, 1]] and targets == ["B A", "A B"]
     bad = write_lines(tmp_path / "bad.reorder", [[1, 0], [0, 1, 2], [0, 1], [0]])
     with pytest.raises(ReorderFileError, match="bad.reorder line 2"):
         ceiling.read_repeated(source, bad)
+
+
+def test_many_repeats_are_scored_on_a_bounded_stable_set_of_whole_groups(tmp_path):
+    """A corpus of many repeats (here every source three times) is read up to
+    --max-repeated lines, whole groups of one source, the same ones in every process."""
+    rows = [[f"w{k}", f"x{k}"] for k in range(100)] * 3
+    source = write_lines(tmp_path / "train.en", rows)
+    reorder = write_lines(tmp_path / "train.reorder", [[1, 0]] * 300)
+    sources, _, _, total = ceiling.read_repeated(source, reorder, max_lines=31)
+    assert total == 300 and len(sources) == 30, (total, len(sources))
+    counts = {tuple(s): sources.count(s) for s in sources}
+    assert set(counts.values()) == {3}, "a group of one source is kept whole or not at all"
+    again = subprocess.run(
+        [sys.executable, "-c", "import sys; from xlpe_fairseq.preordering import ceiling; "
+         "print(sorted(map(' '.join, ceiling.read_repeated(sys.argv[1], sys.argv[2], "
+         "max_lines=31)[0])))", source, reorder],
+        capture_output=True, text=True, check=True, env={**os.environ, "PYTHONHASHSEED": "7"})
+    assert again.stdout.strip() == str(sorted(map(" ".join, sources))), \
+        "another process (another string hash seed) chose other groups"
+
+
+def test_the_report_says_when_it_scored_a_sample(tmp_path, capsys):
+    rows = [[f"w{k}", f"x{k}"] for k in range(50)] * 2
+    source = write_lines(tmp_path / "train.en", rows)
+    reorder = write_lines(tmp_path / "train.reorder", [[1, 0]] * 100)
+    ceiling.main(["--source", source, "--reorder", reorder, "--max-repeated", "10"])
+    assert capsys.readouterr().out.startswith(
+        "on 10 of the 100 lines whose source repeats (--max-repeated 10)\n")
+    ceiling.main(["--source", source, "--reorder", reorder])
+    assert capsys.readouterr().out.startswith("repeated sources"), "no note without a sample"
 
 
 def test_agreeing_oracles_close_the_whole_gap_and_disagreeing_ones_none_of_it():

@@ -18,6 +18,7 @@ with different ones (translation variation as well).
 """
 import argparse
 import contextlib
+import hashlib
 from collections import Counter, defaultdict
 
 from ..help_format import HelpFormatter
@@ -44,29 +45,51 @@ def repeated_source_pairs(sources, partners=PARTNERS):
             for k, b in enumerate(group) for step in range(1, min(partners, len(group) - 1) + 1)]
 
 
-def read_repeated(source_path, reorder_path, target_path=None):
-    """Token lists, positions (and target lines) of the lines whose source occurs again.
+MAX_REPEATED = 200000
 
-    Two streaming passes, so that memory holds one hash per distinct source line and the
+
+def source_key(tokens):
+    """A stable 64-bit key of a source line (the same in every process, unlike ``hash``)."""
+    return int.from_bytes(hashlib.blake2b(" ".join(tokens).encode("utf-8"),
+                                          digest_size=8).digest(), "big")
+
+
+def read_repeated(source_path, reorder_path, target_path=None, max_lines=MAX_REPEATED):
+    """Token lists, positions (and target lines) of the lines whose source occurs again, and
+    how many such lines the corpus holds.
+
+    Two streaming passes, so that memory holds one key per distinct source line and the
     repeated lines' tokens, not the corpus; every reorder line is still checked against its
-    source's length.
+    source's length. Where more than ``max_lines`` lines repeat a source, whole groups of one
+    source are kept in the order of their keys (a fixed pseudo-random order) up to that many
+    lines, so that time and memory stay bounded on a corpus of many repeats.
     """
     paths = [source_path, reorder_path] + ([target_path] if target_path else [])
     check_same_line_count(paths)
     with text_lines(source_path) as lines:
-        counts = Counter(hash(" ".join(line.split())) for line in lines)
+        counts = Counter(source_key(tokens) for tokens in map(str.split, lines)
+                         if len(tokens) >= 2)
+    repeated = {key: count for key, count in counts.items() if count > 1}
+    total = sum(repeated.values())
+    kept, size = set(), 0
+    for key in sorted(repeated):
+        if size + repeated[key] > max_lines:
+            break
+        kept.add(key)
+        size += repeated[key]
+    del counts, repeated
     sources, positions, targets = [], [], []
     with contextlib.ExitStack() as stack:
         streams = [stack.enter_context(text_lines(path)) for path in paths]
         for lineno, lines in enumerate(zip(*streams), start=1):
             tokens = lines[0].split()
             order = parse_reorder_line(lines[1], len(tokens), reorder_path, lineno)
-            if len(tokens) >= 2 and counts[hash(" ".join(tokens))] > 1:
+            if len(tokens) >= 2 and source_key(tokens) in kept:
                 sources.append(tokens)
                 positions.append(order)
                 if target_path:
                     targets.append(" ".join(lines[2].split()))
-    return sources, positions, targets if target_path else None
+    return sources, positions, (targets if target_path else None), total
 
 
 def gap_closed(scores, monotone):
@@ -126,6 +149,10 @@ def build_parser():
                         "pairs with different ones")
     parser.add_argument("--short-length", type=positive_int, default=6,
                         help="sources of at most this many tokens form the short row")
+    parser.add_argument("--max-repeated", type=positive_int, default=MAX_REPEATED,
+                        help="score at most this many lines with a repeated source (whole "
+                        "groups of one source, in a fixed pseudo-random order): bounds time "
+                        "and memory on a corpus of many repeats")
     return parser
 
 
@@ -136,11 +163,15 @@ def main(argv=None):
         parser.error("--short-length must be at least 2")
 
     def body():
-        sources, positions, targets = read_repeated(args.source, args.reorder, args.target)
+        sources, positions, targets, total = read_repeated(args.source, args.reorder,
+                                                           args.target, args.max_repeated)
         rows = ceiling_report(sources, positions, targets, args.short_length)
         if not rows:
             print(f"{args.source}: no source of two or more tokens occurs twice")
             return
+        if len(sources) < total:
+            print(f"on {len(sources)} of the {total} lines whose source repeats "
+                  f"(--max-repeated {args.max_repeated})")
         print(format_report(rows))
 
     run_command(body, "xlpe-reorder-ceiling")
