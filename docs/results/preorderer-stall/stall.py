@@ -7,8 +7,9 @@ another on all cores' threads (the recipes before) against one-thread members si
 OUT is a prepared corpus (``bpe/train.SRC``, ``bpe/train.btg.reorder``). Each arrangement
 trains the same two members (seeds 1 and 2, the structured loss, ``--sample`` pairs,
 ``--epochs`` epochs, no validation) on an idle machine and beside one process that spins on
-one core (``python -c 'while True: pass'``), in the order old-idle, old-busy, new-idle,
-new-busy, for ``--rounds`` rounds. The ratio busy/idle of each arrangement's wall time is
+one core (``python -c 'while True: pass'``, or ``--busy CODE``, e.g. a two-thread torch loop as
+a training job is, ``--busy-session`` in a session of its own), in the order old-idle,
+old-busy, new-idle, new-busy, for ``--rounds`` rounds. The ratio busy/idle of each arrangement's wall time is
 the stall; CPU seconds of the members (``os.wait4``) are reported beside it.
 """
 import argparse
@@ -53,6 +54,10 @@ def main():
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--sample", type=int, default=3000)
     parser.add_argument("--epochs", type=int, default=2)
+    parser.add_argument("--busy", default="while True: pass",
+                        help="the busy process's Python code (default: spin on one core)")
+    parser.add_argument("--busy-session", action="store_true",
+                        help="start it in a session of its own, as a job started elsewhere")
     args = parser.parse_args()
     cores = len(os.sched_getaffinity(0))
     work = args.results.with_suffix("")
@@ -68,7 +73,8 @@ def main():
             for load in ("idle", "beside one busy process"):
                 busy = None
                 if load != "idle":
-                    busy = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+                    busy = subprocess.Popen([sys.executable, "-c", args.busy],
+                                            start_new_session=args.busy_session)
                     time.sleep(1)
                 try:
                     wall, cpu = run(commands, jobs)
