@@ -95,12 +95,8 @@ measured() {
         "$@"
     elif declare -F "$1" >/dev/null; then
         "$@"
-        python -c 'import json, sys
-with open(sys.argv[1], "a", encoding="utf-8") as log:
-    log.write(json.dumps({"step": sys.argv[2], "wall_s": round(float(sys.argv[3]), 2),
-                          "cpu_s": None, "max_rss_mib": None, "tree_peak_mib": None,
-                          "status": 0}) + "\n")' "$XLPE_STAGE_LOG" "$name" \
-            "$(awk -v a="$start" -v b="$EPOCHREALTIME" 'BEGIN { print b - a }')"
+        python -m xlpe_fairseq.io.stage_usage --log "$XLPE_STAGE_LOG" --name "$name" \
+            --wall "$(awk -v a="$start" -v b="$EPOCHREALTIME" 'BEGIN { print b - a }')"
     else
         python -m xlpe_fairseq.io.stage_usage --log "$XLPE_STAGE_LOG" --name "$name" -- "$@"
     fi

@@ -35,11 +35,6 @@ PREPARE = HERE.parent / "data_prep" / "prepare-corpus.sh"
 LAST_STEP = "record provenance"
 
 
-def line_count(path):
-    with open(path, "rb") as f:
-        return sum(1 for _ in f)
-
-
 def repeated_corpus(raw, out, src, tgt, pairs, seed):
     """``out/{train,valid,test}.{src,tgt}``: train repeated and shuffled to ``pairs`` pairs."""
     out.mkdir(parents=True, exist_ok=True)

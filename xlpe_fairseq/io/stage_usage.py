@@ -8,7 +8,8 @@ COMMAND and every process it waited for), the peak resident memory of its larges
 so that pages shared by forked workers count once; sampled every ``--interval`` seconds, so
 a peak shorter than that can be missed). Its exit status is COMMAND's. The recipes run every
 timed step through it when ``XLPE_STAGE_LOG`` names a file (``data_prep/lib.sh``); a step that
-is a shell function is logged with its wall time only.
+is a shell function, which it cannot run, the shell times and logs here with ``--wall
+SECONDS`` and no command: its wall time only.
 """
 import argparse
 import json
@@ -111,15 +112,21 @@ def main(argv=None):
     parser.add_argument("--name", required=True, help="the step's name in the log")
     parser.add_argument("--interval", type=float, default=0.5,
                         help="seconds between samples of the process tree's memory")
+    parser.add_argument("--wall", type=float,
+                        help="log a step timed elsewhere, with this wall time and no command")
     parser.add_argument("command", nargs=argparse.REMAINDER, help="-- COMMAND [ARG...]")
     args = parser.parse_args(argv)
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
-    if not command:
-        parser.error("expected -- COMMAND [ARG...]")
-    try:
-        status, usage = run_step(command, args.interval)
-    except OSError as err:
-        sys.exit(f"{parser.prog}: error: {command[0]}: {err.strerror}")
+    if (args.wall is None) == (not command):
+        parser.error("expected -- COMMAND [ARG...] or --wall SECONDS, one of them")
+    if command:
+        try:
+            status, usage = run_step(command, args.interval)
+        except OSError as err:
+            sys.exit(f"{parser.prog}: error: {command[0]}: {err.strerror}")
+    else:
+        status, usage = 0, {"wall_s": round(args.wall, 2), "cpu_s": None, "max_rss_mib": None,
+                            "tree_peak_mib": None}
     # one write in append mode: steps that log at once do not interleave their lines
     with open(args.log, "a", encoding="utf-8") as log:
         log.write(json.dumps({"step": args.name, **usage, "status": status}) + "\n")
