@@ -91,19 +91,18 @@ def step_name(logged):
 
 
 def by_step(steps, cores):
-    """Usage per step name: CPU summed and memory the largest over steps of one name; wall
-    time from the first start to the last end where the log has starts (members trained side
-    by side overlap), else summed over ``cores`` side by side."""
-    merged, spans = {}, {}
+    """Usage per step name: CPU summed; wall time from the first start to the last end where
+    the log has starts (members trained side by side overlap), else summed over ``cores`` side
+    by side; memory the largest sum of the peaks of steps of one name running at once (an upper
+    bound: their peaks need not coincide), else of ``cores`` of them."""
+    merged, spans, peaks = {}, {}, {}
     for step in steps:
         name = step_name(step["step"])
-        row = merged.setdefault(name, {"wall_s": 0.0, "cpu_s": 0.0, "max_rss_mib": 0.0,
-                                       "tree_peak_mib": 0.0, "count": 0})
+        row = merged.setdefault(name, {"wall_s": 0.0, "cpu_s": 0.0, "count": 0})
         row["wall_s"] += step["wall_s"]
         row["cpu_s"] += step["cpu_s"] or 0.0
         row["count"] += 1
-        for key in ("max_rss_mib", "tree_peak_mib"):
-            row[key] = max(row[key], step[key] or 0.0)
+        peaks.setdefault(name, []).append(step)
         if "started" in step:
             first, last = spans.get(name, (step["started"], 0.0))
             spans[name] = (min(first, step["started"]),
@@ -113,8 +112,21 @@ def by_step(steps, cores):
             row["wall_s"] = spans[name][1] - spans[name][0]
         elif row["count"] > 1 and name == "train preorderer (all members)":
             row["wall_s"] /= min(row["count"], cores)
+        for key in ("max_rss_mib", "tree_peak_mib"):
+            row[key] = peak_at_once(peaks[name], key, cores)
         del row["count"]
     return merged
+
+
+def peak_at_once(steps, key, cores):
+    """The largest sum of ``key`` over steps running at one time: those whose span holds
+    another's start where the log has starts, else the ``cores`` largest."""
+    if all("started" in step for step in steps):
+        return max(sum(other[key] or 0.0 for other in steps
+                       if other["started"] <= step["started"]
+                       < other["started"] + other["wall_s"])
+                   for step in steps)
+    return sum(sorted((step[key] or 0.0 for step in steps), reverse=True)[:cores])
 
 
 def exponent(small, large, n_small, n_large, floor):

@@ -55,9 +55,22 @@ def test_members_side_by_side_are_one_step_of_their_span():
                 "max_rss_mib": 500.0, "tree_peak_mib": 480.0} for k in (1, 2, 3, 4)]
     row = prep_scale.by_step(members, cores=2)["train preorderer (all members)"]
     assert row["wall_s"] == 100.0 and row["cpu_s"] == 196.0, row
+    assert row["tree_peak_mib"] == 960.0 and row["max_rss_mib"] == 1000.0, (
+        f"two members at a time hold twice one member's memory: {row}")
     unstamped = [{key: value for key, value in m.items() if key != "started"} for m in members]
-    assert prep_scale.by_step(unstamped, cores=2)["train preorderer (all members)"][
-        "wall_s"] == 100.0, "without start times, the members are taken two at a time"
+    row = prep_scale.by_step(unstamped, cores=2)["train preorderer (all members)"]
+    assert row["wall_s"] == 100.0 and row["tree_peak_mib"] == 960.0, (
+        f"without start times, the members are taken two at a time: {row}")
+
+
+def test_steps_one_after_another_peak_alone():
+    steps = [{"step": "tokenize train.en", "started": 0.0, "wall_s": 10.0, "cpu_s": 10.0,
+              "max_rss_mib": 100.0, "tree_peak_mib": 90.0},
+             {"step": "tokenize train.en", "started": 10.0, "wall_s": 5.0, "cpu_s": 5.0,
+              "max_rss_mib": 120.0, "tree_peak_mib": 80.0}]
+    row = prep_scale.by_step(steps, cores=2)["tokenize train.en"]
+    assert (row["max_rss_mib"], row["tree_peak_mib"]) == (120.0, 90.0), (
+        f"a step that starts as another ends does not add to its memory: {row}")
 
 
 def test_a_step_has_one_name_at_every_size():
