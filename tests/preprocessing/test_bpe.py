@@ -1,5 +1,6 @@
 """BPE learning (Sennrich et al. 2016) and application through fastBPE."""
 import collections
+import random
 
 import pytest
 
@@ -29,6 +30,51 @@ def test_repeated_symbols_counted_once_per_occurrence():
     # "aaaa" is a a a a</w>: the pair (a, a) occurs twice, (a, a</w>) once
     merges = learn_bpe(collections.Counter({"aaaa": 1}), 1, min_frequency=1)
     assert merges == [("a", "a", 2)], merges
+
+
+def merges_by_definition(word_counts, num_merges, min_frequency):
+    """Sennrich et al.'s procedure as stated, every pair recounted from scratch each merge."""
+    words = {tuple(word[:-1]) + (word[-1] + "</w>",): count for word, count in word_counts.items()}
+    merges = []
+    while len(merges) < num_merges:
+        counts = collections.Counter()
+        for symbols, count in words.items():
+            for pair in zip(symbols, symbols[1:]):
+                counts[pair] += count
+        if not counts:
+            break
+        pair = min(counts, key=lambda p: (-counts[p], p))
+        if counts[pair] < min_frequency:
+            break
+        merges.append((pair[0], pair[1], counts[pair]))
+        merged = {}
+        for symbols, count in words.items():
+            out, k = [], 0
+            while k < len(symbols):
+                if symbols[k:k + 2] == pair:
+                    out.append(pair[0] + pair[1])
+                    k += 2
+                else:
+                    out.append(symbols[k])
+                    k += 1
+            merged[tuple(out)] = merged.get(tuple(out), 0) + count
+        words = merged
+    return merges
+
+
+@pytest.mark.parametrize("alphabet", ["ab", "abcdé中"])
+def test_incremental_learning_matches_the_definition(alphabet):
+    # runs of one letter (aaaa, abab) are where counting only next to a merge can go wrong
+    rng = random.Random(alphabet)
+    for trial in range(150):
+        counts = collections.Counter()
+        for _ in range(rng.randint(1, 60)):
+            word = "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 10)))
+            counts[word] += rng.randint(1, 5)
+        num_merges, min_frequency = rng.randint(1, 60), rng.randint(1, 3)
+        expected = merges_by_definition(counts, num_merges, min_frequency)
+        assert learn_bpe(counts, num_merges, min_frequency) == expected, \
+            f"trial {trial}: {dict(counts)}, {num_merges} merges, min {min_frequency}"
 
 
 def write(path, text):

@@ -61,13 +61,22 @@ def learn_bpe(word_counts, num_merges, min_frequency=2):
 
     Stops early when no pair occurs ``min_frequency`` times. Ties are broken by the
     lexicographically smallest pair so that the result is deterministic.
+
+    A merge changes a word's pairs only next to where it merges, so only those are
+    recounted; the rest of the word, however long, costs nothing. The heap of pair counts is
+    lazy: a count that rises is pushed, one that falls is pushed again only when its stale
+    entry reaches the top. Each symbol is one string object, however many words hold it.
     """
-    words = [list(word[:-1]) + [word[-1] + END_OF_WORD] for word in word_counts]
+    symbols = {}
+    words = [[symbols.setdefault(c, c) for c in word[:-1]]
+             + [symbols.setdefault(word[-1] + END_OF_WORD, word[-1] + END_OF_WORD)]
+             for word in word_counts]
+    del symbols
     freqs = list(word_counts.values())
     pair_counts = collections.Counter()
     words_with_pair = collections.defaultdict(set)
-    for index, (symbols, freq) in enumerate(zip(words, freqs)):
-        for pair in zip(symbols, symbols[1:]):
+    for index, (word, freq) in enumerate(zip(words, freqs)):
+        for pair in zip(word, word[1:]):
             pair_counts[pair] += freq
             words_with_pair[pair].add(index)
     heap = [(-count, pair) for pair, count in pair_counts.items()]
@@ -76,50 +85,64 @@ def learn_bpe(word_counts, num_merges, min_frequency=2):
     merges = []
     while len(merges) < num_merges and heap:
         negative_count, pair = heapq.heappop(heap)
-        # Entries go stale when counts change; the current count was pushed separately.
-        if pair_counts.get(pair, 0) != -negative_count:
+        count = pair_counts.get(pair, 0)
+        if count != -negative_count:
+            # a count that fell since its push: back in the heap at its present count
+            if count > 0:
+                heapq.heappush(heap, (-count, pair))
             continue
-        if -negative_count < min_frequency:
+        if count < min_frequency:
             break
-        merges.append((pair[0], pair[1], -negative_count))
-        changed = set()
+        merges.append((pair[0], pair[1], count))
+        risen = set()
         for index in words_with_pair.pop(pair):
-            old = words[index]
-            new = _merge_pair(old, pair)
-            freq = freqs[index]
-            old_pairs = list(zip(old, old[1:]))
-            new_pairs = list(zip(new, new[1:]))
-            for p in old_pairs:
-                pair_counts[p] -= freq
-            for p in new_pairs:
-                pair_counts[p] += freq
-            for p in set(old_pairs) - set(new_pairs) - {pair}:
-                words_with_pair[p].discard(index)
-            for p in set(new_pairs):
-                words_with_pair[p].add(index)
-            changed.update(old_pairs)
-            changed.update(new_pairs)
-            words[index] = new
+            _merge_in_word(words, index, freqs[index], pair, pair_counts, words_with_pair,
+                           risen)
         del pair_counts[pair]
-        changed.discard(pair)
-        for p in changed:
-            if pair_counts[p] > 0:
+        for p in risen:
+            if pair_counts[p] > 0:  # a pair can rise in one word and fall in another
                 heapq.heappush(heap, (-pair_counts[p], p))
     return merges
 
 
-def _merge_pair(symbols, pair):
+def _merge_in_word(words, index, freq, pair, pair_counts, words_with_pair, risen):
+    """Merge every ``pair`` of ``words[index]``, left to right without overlap, and move the
+    counts of the pairs next to each merge to those of the new word (``risen``: the pairs
+    whose count went up)."""
     left, right = pair
-    merged = []
+    merged = left + right
+    old = words[index]
+    last = len(old) - 1
+    new = []
+    gone = set()  # positions i of the old pairs (old[i], old[i + 1]) that a merge changes
+    made = []  # positions of the new pairs that hold a merged symbol
     k = 0
-    while k < len(symbols):
-        if k + 1 < len(symbols) and symbols[k] == left and symbols[k + 1] == right:
-            merged.append(left + right)
+    while k <= last:
+        if k < last and old[k] == left and old[k + 1] == right:
+            gone.update(range(max(k - 1, 0), min(k + 2, last)))
+            if new:
+                made.append(len(new) - 1)
+            made.append(len(new))
+            new.append(merged)
             k += 2
         else:
-            merged.append(symbols[k])
+            new.append(old[k])
             k += 1
-    return merged
+    if made and made[-1] == len(new) - 1:
+        made.pop()  # the word ends in the merged symbol: no pair after it
+    for i in gone:
+        pair_counts[old[i], old[i + 1]] -= freq
+    new_pairs = set(zip(new, new[1:]))
+    for i in gone:
+        p = (old[i], old[i + 1])
+        if p not in new_pairs and p != pair:
+            words_with_pair[p].discard(index)
+    for i in set(made):
+        p = (new[i], new[i + 1])
+        pair_counts[p] += freq
+        words_with_pair[p].add(index)
+        risen.add(p)
+    words[index] = new
 
 
 def write_codes(path, merges):
