@@ -382,8 +382,9 @@ except InputError as err:
 # batches; four members up to 35,000 pairs, three up to 50,000, so that it trains in at most
 # about a quarter of an hour on 2 CPU cores. Above, the same four members on a seeded sample
 # of PREORDER_SAMPLE_ABOVE pairs, one sample for all (xlpe-preorder-train --sample): the
-# learning curve flattens before that size, and the cost stays that of the sample whatever
-# the corpus's size (docs/preorderer.md, "The learning curve").
+# best preorderer of the learning curve, which flattens or slows well before that size, and
+# the cost stays that of the sample whatever the corpus's size (docs/preorderer.md, "The
+# learning curve").
 PREORDER_SAMPLE_ABOVE=35000
 preorderer_defaults() {
     local pairs=$1 seeds=4 sample=0
