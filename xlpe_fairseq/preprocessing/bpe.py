@@ -95,9 +95,10 @@ def learn_bpe(word_counts, num_merges, min_frequency=2):
             break
         merges.append((pair[0], pair[1], count))
         risen = set()
+        merged = pair[0] + pair[1]  # one string for every word that gets it
         for index in words_with_pair.pop(pair):
-            _merge_in_word(words, index, freqs[index], pair, pair_counts, words_with_pair,
-                           risen)
+            _merge_in_word(words, index, freqs[index], pair, merged, pair_counts,
+                           words_with_pair, risen)
         del pair_counts[pair]
         for p in risen:
             if pair_counts[p] > 0:  # a pair can rise in one word and fall in another
@@ -105,12 +106,12 @@ def learn_bpe(word_counts, num_merges, min_frequency=2):
     return merges
 
 
-def _merge_in_word(words, index, freq, pair, pair_counts, words_with_pair, risen):
-    """Merge every ``pair`` of ``words[index]``, left to right without overlap, and move the
+def _merge_in_word(words, index, freq, pair, merged, pair_counts, words_with_pair, risen):
+    """Merge every ``pair`` of ``words[index]`` into ``merged``, left to right without
+    overlap, and move the
     counts of the pairs next to each merge to those of the new word (``risen``: the pairs
     whose count went up)."""
     left, right = pair
-    merged = left + right
     old = words[index]
     last = len(old) - 1
     new = []
