@@ -21,7 +21,7 @@ $(STAMP): setup.py constraints.txt scripts/install_eflomal.sh
 	$(PIP_INSTALL) --no-build-isolation fastbpe==0.1.0
 	# eflomal for x86-64-v3, not this CPU: one compiler then gives one alignment on every CPU
 	bash scripts/install_eflomal.sh $(BIN)/pip
-	$(PIP_INSTALL) -e ".[test]"
+	$(PIP_INSTALL) -e ".[fairseq,test]"
 	touch $@
 
 # one test process per core; a file's tests stay in one process, which builds its fixtures once

@@ -46,14 +46,14 @@ setup(
     long_description_content_type="text/markdown",
     python_requires=">=3.10",
     packages=find_packages(include=["xlpe_fairseq", "xlpe_fairseq.*"]),
+    # No fairseq here: a plugin installs into the user's fairseq environment, and a second
+    # fairseq distribution would overwrite its `fairseq/` folder and move its pins (importing
+    # the plugin checks for a fairseq it supports: fairseq_support.py). The extra `fairseq`
+    # brings the tested one into a fresh environment.
     install_requires=[
-        # PyPI's `fairseq` 0.12.2 does not import on Python >= 3.11; these are
-        # maintained snapshots of fairseq main that do. Never depend on `fairseq`.
-        've-fairseq==0.12.3; python_version < "3.12"',
-        'fairseq-fixed==0.12.3.1; python_version >= "3.12"',
         # a range, not a pin: GPU clusters bring their own CUDA build; the
         # Makefile pins the CPU build for development machines.
-        "torch>=2.1",
+        "torch>=2.0",
         "numpy",
         "sacrebleu>=2.0",
         "sacremoses",
@@ -65,6 +65,12 @@ setup(
         "tensorboardX",
     ],
     extras_require={
+        # PyPI's `fairseq` 0.12.2 does not import on Python >= 3.11; these are maintained
+        # snapshots of fairseq main that do. Never depend on `fairseq` itself.
+        "fairseq": [
+            've-fairseq==0.12.3; python_version < "3.12"',
+            'fairseq-fixed==0.12.3.1; python_version >= "3.12"',
+        ],
         # word segmenters of the pipeline (Chinese, Japanese) and the MeCab of sacreBLEU's
         # ja-mecab and ko-mecab BLEU tokenizers, which BLEU into Japanese and Korean uses
         "zh": ["jieba"],

@@ -20,8 +20,11 @@ CONSTRAINTS=$HERE/constraints.txt
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-# the sdist's setup.py imports numpy and Cython
-"$PIP" install -q -c "$CONSTRAINTS" numpy Cython
+# the sdist's setup.py imports numpy and Cython: installed (pinned) where missing, and an
+# environment's own versions left as they are
+for package in numpy Cython; do
+    "$PIP" show -q "$package" >/dev/null 2>&1 || "$PIP" install -q -c "$CONSTRAINTS" "$package"
+done
 "$PIP" download -q --no-deps --no-binary eflomal --no-build-isolation -c "$CONSTRAINTS" \
     -d "$tmp" eflomal
 tar -xzf "$tmp"/eflomal-*.tar.gz -C "$tmp"

@@ -10,6 +10,18 @@ import os
 import sys
 import warnings
 
+from .fairseq_support import UnsupportedFairseq, check_fairseq
+
+_COMMAND = os.path.basename((getattr(sys, "argv", None) or [""])[0])
+try:
+    check_fairseq()
+except UnsupportedFairseq as error:
+    # an xlpe-* command says it in one line, as it says every error; an import shows the line
+    if _COMMAND.startswith("xlpe-"):
+        sys.stderr.write(f"{_COMMAND}: {error}\n")
+        raise SystemExit(1) from None
+    raise
+
 # fairseq checkpoints pickle argparse.Namespace; torch >= 2.6 refuses them under its
 # weights_only default, which breaks fairseq-generate, -interactive and --restore-file.
 os.environ.setdefault("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "1")
@@ -52,7 +64,7 @@ def _quiet_interrupt(previous_hook):
 
 # The xlpe-* commands handle Ctrl-C once they run (io.command.run_command); this covers the
 # seconds before, while they import torch and fairseq.
-if os.path.basename((getattr(sys, "argv", None) or [""])[0]).startswith("xlpe-"):
+if _COMMAND.startswith("xlpe-"):
     sys.excepthook = _quiet_interrupt(sys.excepthook)
 
 

@@ -26,7 +26,11 @@ case $1 in
         if [[ -d $folder ]]; then
             cp "$folder/src/Makefile" "$RECORD/Makefile"
             echo "$*" >"$RECORD/install"
+        else
+            echo "$*" >>"$RECORD/packages"
         fi ;;
+    show)
+        [[ " ${INSTALLED:-} " == *" ${*: -1} "* ]] ;;
 esac
 """
 
@@ -56,3 +60,15 @@ def test_an_sdist_without_march_native_is_refused(tmp_path):
     assert result.returncode == 1
     assert "no longer says -march=native" in result.stderr
     assert not (tmp_path / "install").exists(), "installed an sdist it could not make portable"
+
+
+@pytest.mark.parametrize("installed", ["", "numpy", "numpy Cython"])
+def test_numpy_and_cython_are_installed_only_where_missing(tmp_path, installed):
+    """In a user's environment the build's numpy and Cython are theirs: a pinned install
+    would move the numpy their fairseq and torch were built with."""
+    result = install(tmp_path, "CFLAGS=-Ofast -march=native", INSTALLED=installed)
+    assert result.returncode == 0, result.stderr
+    packages = tmp_path / "packages"
+    installed_by_script = [line.split()[-1] for line in
+                           (packages.read_text().splitlines() if packages.exists() else [])]
+    assert installed_by_script == [p for p in ("numpy", "Cython") if p not in installed.split()]

@@ -1,0 +1,89 @@
+"""Importing the plugin checks for a fairseq it supports and, where there is none, says in one
+line what to install. Each case runs in a fresh virtual environment that sees the repository
+and whatever fairseq folder the case gives it, nothing of the suite's own environment."""
+import json
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def bare_python(tmp_path_factory):
+    """A Python without fairseq (nor pip) that imports the repository's package."""
+    root = tmp_path_factory.mktemp("bare")
+    venv.create(root, with_pip=False)
+    python = root / "bin" / "python"
+    site = subprocess.run([python, "-c", "import site; print(site.getsitepackages()[0])"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    (Path(site) / "repository.pth").write_text(f"{REPO}\n")
+    return python
+
+
+def fairseq_folder(root, version_file, text):
+    folder = root / "fairseq"
+    folder.mkdir(parents=True)
+    (folder / "__init__.py").write_text("")
+    (folder / version_file).write_text(text)
+    return root
+
+
+def import_plugin(python, code="import xlpe_fairseq", path=None):
+    env = {"PATH": "/usr/bin:/bin", **({"PYTHONPATH": str(path)} if path else {})}
+    return subprocess.run([python, "-c", code], capture_output=True, text=True, env=env)
+
+
+def test_without_fairseq_the_import_says_what_to_install(bare_python):
+    result = import_plugin(bare_python)
+    last = result.stderr.strip().splitlines()[-1]
+    assert result.returncode == 1 and "UnsupportedFairseq" in last, result.stderr
+    assert "has no fairseq" in last and "pip install 'xlpe-fairseq[fairseq]'" in last, last
+
+
+def test_an_xlpe_command_without_fairseq_says_it_in_one_line(bare_python):
+    result = import_plugin(bare_python, "import sys; sys.argv = ['/bin/xlpe-bleu']; "
+                                        "import xlpe_fairseq.evaluation.bleu")
+    assert result.returncode == 1, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("xlpe-bleu: xlpe-fairseq is a fairseq plugin"), \
+        f"expected one 'xlpe-bleu: ...' line, got:\n{result.stderr}"
+
+
+def test_a_fairseq_of_another_series_is_named_with_its_version(bare_python, tmp_path):
+    path = fairseq_folder(tmp_path, "version.txt", "0.10.2\n")
+    last = import_plugin(bare_python, path=path).stderr.strip().splitlines()[-1]
+    assert "supports fairseq 0.12 and finds fairseq 0.10.2" in last, last
+
+
+@pytest.mark.parametrize("version_file, text", [("version.txt", "0.12.2\n"),
+                                                ("version.py", '__version__ = "0.12.3"\n')])
+def test_fairseq_0_12_in_either_layout_is_accepted(bare_python, tmp_path, version_file, text):
+    path = fairseq_folder(tmp_path, version_file, text)
+    result = import_plugin(bare_python, "import xlpe_fairseq, sys; "
+                                        "print('fairseq' in sys.modules)", path=path)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "False", "the check must locate fairseq, not import it"
+
+
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="PyPI's 0.12.2 imports before 3.11")
+def test_pypi_fairseq_0_12_2_on_a_newer_python_is_refused(bare_python, tmp_path):
+    path = fairseq_folder(tmp_path, "version.txt", "0.12.2\n")
+    info = path / "fairseq-0.12.2.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: fairseq\nVersion: 0.12.2\n")
+    last = import_plugin(bare_python, path=path).stderr.strip().splitlines()[-1]
+    assert "PyPI's fairseq 0.12.2" in last and "pip uninstall fairseq" in last, last
+    # an editable checkout of fairseq main reports the same version and imports
+    (info / "direct_url.json").write_text(json.dumps(
+        {"url": "file:///src/fairseq", "dir_info": {"editable": True}}))
+    assert import_plugin(bare_python, path=path).returncode == 0
+
+
+def test_the_suite_runs_on_a_supported_fairseq():
+    from xlpe_fairseq.fairseq_support import check_fairseq
+
+    check_fairseq()
