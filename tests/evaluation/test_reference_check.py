@@ -33,6 +33,12 @@ def test_bpe_marks_and_unknown_words_match_what_they_stand_for():
     assert matches("<<unk>>", "")
 
 
+def test_xml_escapes_of_the_perl_tokenizer_match_the_raw_text_and_kept_ones_still_do():
+    assert matches("it &apos;s &quot; A &amp; B &quot; &#124; x", "it's \"A & B\" | x")
+    assert matches("save &amp; close", "save &amp; close"), "an escape the raw text had"
+    assert not matches("it &apos;s", "it was")
+
+
 @pytest.mark.parametrize("target, reference", [
     ("the quick fox", "the quick dog"),
     ("the quick fox", "the quick fox ."),

@@ -14,12 +14,16 @@ outside what these steps change, so after any detokenization too, both sides
 - without ASCII control characters, which the Moses tokenizer drops;
 - without ``@`` and sentencepiece's ``▁``, the BPE marks, should an output keep them;
 - case-folded, since a lowercased corpus may be scored against its raw text;
-- with each ``<<unk>>`` standing for any characters, as the word it replaced.
+- with each ``<<unk>>`` standing for any characters, as the word it replaced;
+- as written or with XML escapes undone (``&apos;``, ``&amp;``...), since a data-bin made with
+  the Perl Moses tokenizer's defaults (fairseq's own IWSLT'14 script) holds them, where the
+  plugin's tokenizer writes none and keeps an ``&amp;`` the text had.
 
 Any other reference is refused at its first line that differs; a correct pair never is, so
 the check refuses rather than warns. An output without ``T-`` lines (``fairseq-interactive``,
 or a data-bin without targets) cannot be checked and is scored as before.
 """
+import html
 import re
 
 from ..io import InputError
@@ -38,7 +42,13 @@ def comparable(text):
 
 def matches(target, reference):
     """Whether a ``T-`` line's ``target`` can be the ``reference`` line: equal as
-    ``comparable`` text, each ``<<unk>>`` of ``target`` standing for any characters."""
+    ``comparable`` text, each ``<<unk>>`` of ``target`` standing for any characters, with or
+    without its XML escapes undone."""
+    return _matches(target, reference) or (
+        "&" in target and _matches(html.unescape(target), reference))
+
+
+def _matches(target, reference):
     pieces = [comparable(piece) for piece in target.split(UNKNOWN)]
     text = comparable(reference)
     if len(pieces) == 1:
@@ -67,8 +77,8 @@ def check_reference(references, targets, reference_path, generate_path):
             raise InputError(
                 f"{reference_path} line {index + 1}: {_quoted(reference)} is not the target "
                 f"{generate_path} translated ({_quoted(text)}, its T- line {lineno}; compared "
-                "without spaces, case, BPE marks and <<unk>> words): is it the reference of "
-                "this test set?")
+                "without spaces, case, BPE marks, XML escapes and <<unk>> words): is it the "
+                "reference of this test set?")
 
 
 def _quoted(line):
