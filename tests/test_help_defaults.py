@@ -64,38 +64,82 @@ def entries(help_text):
     return [" ".join(" ".join(chunk).split()) for chunk in chunks]
 
 
-def says_something(default):
-    return default is not None and default is not False and default is not argparse.SUPPRESS
+def says_something(action):
+    """A default worth showing: one of an option that takes a value, and not None."""
+    return (action.nargs != 0 and action.default is not None
+            and action.default is not False and action.default is not argparse.SUPPRESS)
+
+
+def option_entry(action, help_text):
+    flag = action.option_strings[0] if action.option_strings else action.metavar or action.dest
+    entry = next((e for e in entries(help_text)
+                  if re.match(rf"^{re.escape(flag)}(\W|$)", e)), None)
+    assert entry is not None, f"option {flag} not found in the help:\n{help_text}"
+    return flag, entry
+
+
+def options(parser):
+    return [action for action in parser._actions
+            if not isinstance(action, (argparse._HelpAction, argparse._SubParsersAction))]
 
 
 def missing_defaults(parser, help_text):
     missing = []
-    for action in parser._actions:
-        if isinstance(action, (argparse._HelpAction, argparse._SubParsersAction)):
-            continue
-        if not says_something(action.default):
+    for action in options(parser):
+        if not says_something(action):
             continue
         if not action.option_strings and action.nargs not in ("?", "*"):
             continue  # a required positional has no default to show
-        flag = action.option_strings[0] if action.option_strings else action.metavar or action.dest
-        entry = next((e for e in entries(help_text)
-                      if re.match(rf"^{re.escape(flag)}(\W|$)", e)), None)
-        assert entry is not None, f"option {flag} not found in the help:\n{help_text}"
+        flag, entry = option_entry(action, help_text)
         if "(default" not in entry:
             missing.append(f"{flag} (default {action.default!r}): {entry}")
     return missing
 
 
-@pytest.mark.parametrize("name,entry", console_scripts(), ids=[n for n, _ in console_scripts()])
-def test_help_shows_every_default(name, entry, monkeypatch):
+def flags_with_defaults(parser, help_text):
+    """Flags (store_true, store_false, store_const) whose help shows a default: the default of
+    a flag is the value it stands against, and --no-tokenize "(default: True)" reads as on."""
+    shown = []
+    for action in options(parser):
+        if action.nargs == 0:
+            flag, entry = option_entry(action, help_text)
+            if f"(default: {action.default})" in entry:
+                shown.append(entry)
+    return shown
+
+
+def every_help(name, entry, monkeypatch):
+    """(subcommand or "", parser, help text) of the command and each of its subcommands."""
     parser, help_text = run_help(name, entry, [], monkeypatch)
-    missing = missing_defaults(parser, help_text)
+    helps = [("", parser, help_text)]
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):
-            for command in action.choices:
-                sub_parser, sub_help = run_help(name, entry, [command], monkeypatch)
-                missing += [f"{command} {m}" for m in missing_defaults(sub_parser, sub_help)]
+            helps += [(f"{command} ", *run_help(name, entry, [command], monkeypatch))
+                      for command in action.choices]
+    return helps
+
+
+@pytest.mark.parametrize("name,entry", console_scripts(), ids=[n for n, _ in console_scripts()])
+def test_help_shows_every_default(name, entry, monkeypatch):
+    missing = [f"{command}{m}"
+               for command, parser, help_text in every_help(name, entry, monkeypatch)
+               for m in missing_defaults(parser, help_text)]
     assert not missing, f"{name} --help does not show these defaults:\n" + "\n".join(missing)
+
+
+@pytest.mark.parametrize("name,entry", console_scripts(), ids=[n for n, _ in console_scripts()])
+def test_help_shows_no_default_of_a_flag(name, entry, monkeypatch):
+    shown = [f"{command}{e}"
+             for command, parser, help_text in every_help(name, entry, monkeypatch)
+             for e in flags_with_defaults(parser, help_text)]
+    assert not shown, f"{name} --help shows a flag's default:\n" + "\n".join(shown)
+
+
+def test_a_store_false_flag_shows_no_default(monkeypatch):
+    _, help_text = run_help("xlpe-tokenize", "xlpe_fairseq.preprocessing.tokenize:main", [],
+                            monkeypatch)
+    entry = next(e for e in entries(help_text) if e.startswith("--no-tokenize"))
+    assert "(default" not in entry, entry
 
 
 def test_help_shows_the_value_itself(monkeypatch):

@@ -15,6 +15,11 @@
 # run on Python 3.11: DEVICE_PYTHON=3.11 FAIRSEQ=ve-fairseq==0.12.3); WHEELS=DIR takes them
 # from DIR instead of PyPI; KIT=DIR writes .whl and .lease there (a test) instead of here.
 set -euo pipefail
+if [[ ${1:-} == -h || ${1:-} == --help ]]; then
+    # the header comment above, the script's documentation
+    sed -n '2,/^set -/p' "$0" | sed '$d; s/^# \{0,1\}//'
+    exit 0
+fi
 if [[ $# -ne 1 ]]; then
     echo "usage: $0 CORPUS" >&2
     exit 2

@@ -20,6 +20,11 @@
 # KIT and SITE (/tmp/site, where pip installs) as in pack.sh; a CPU dry run puts a Python
 # without fairseq first on PATH.
 set -uo pipefail
+if [[ ${1:-} == -h || ${1:-} == --help ]]; then
+    # the header comment above, the script's documentation
+    sed -n '2,/^set -/p' "$0" | sed '$d; s/^# \{0,1\}//'
+    exit 0
+fi
 if [[ $# -lt 2 ]]; then
     echo "usage: $0 NAME COMMAND..." >&2
     exit 2

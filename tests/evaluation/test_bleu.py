@@ -144,3 +144,45 @@ def test_the_console_shows_both_signatures_as_the_json_holds_them(tmp_path, caps
         f"tiny: BLEU {result['bleu']:.2f}  chrF {result['chrf']:.2f}  (2 sentences)",
         f"BLEU: {result['bleu_signature']}", f"chrF: {result['chrf_signature']}"]
     assert result["chrf_signature"].startswith("nrefs:1|") and "nc:6" in result["chrf_signature"]
+
+
+def generate_output_with_targets(path, targets, hypotheses):
+    lines = []
+    for k, (target, hypothesis) in enumerate(zip(targets, hypotheses)):
+        lines += [f"S-{k}\tsource {k}", f"T-{k}\t{target}", f"H-{k}\t-0.5\t{hypothesis}"]
+    return write(path, lines)
+
+
+def test_another_test_sets_reference_of_the_same_length_is_refused(tmp_path, capsys):
+    generated = generate_output_with_targets(
+        tmp_path / "gen.out", ["a house .", "a dog ."], ["a house .", "a dog ."])
+    other = write(tmp_path / "other.en", ["a house .", "the mouse ."])
+    err = expect_error(bleu.main, ["--generate-output", generated, "--reference", other,
+                                   "--target-lang", "en", "--json", str(tmp_path / "b.json")],
+                       capsys)
+    assert f"{other} line 2: 'the mouse .' is not the target {generated} translated" in err
+    assert not (tmp_path / "b.json").exists()
+
+
+@pytest.mark.parametrize("tokenized", [False, True], ids=["raw", "tokenized"])
+def test_the_raw_or_tokenized_reference_of_tokenized_unknown_targets_is_scored(
+        tmp_path, capsys, tokenized):
+    """As evaluate.sh calls it: T- lines tokenized, lowercased or not, a word unknown; the
+    reference raw, or the lowercased tokenized text with --tokenized-reference."""
+    targets = ["the house 's door ( red ) .", "a <<unk>> dog !"]
+    raw = ["The house's door (red).", "A Ελληνικός dog!"]
+    reference = ["the house 's door ( red ) .", "a ελληνικός dog !"] if tokenized else raw
+    generated = generate_output_with_targets(tmp_path / "gen.out", targets, reference)
+    reference_file = write(tmp_path / "ref.en", reference)
+    bleu.main(["--generate-output", generated, "--reference", reference_file,
+               "--target-lang", "en"] + (["--tokenized-reference"] if tokenized else []))
+    assert "BLEU 100.00" in capsys.readouterr().out
+
+
+def test_two_runs_merged_by_id_are_not_an_nbest_list(tmp_path, capsys):
+    generated = write(tmp_path / "merged.out", [
+        "H-0\t-0.9\tnothing", "H-0\t-0.3\ta house", "H-1\t-0.2\ta dog", "H-1\t-0.8\tnothing"])
+    reference = write(tmp_path / "ref.en", ["a house", "a dog"])
+    err = expect_error(bleu.main, ["--generate-output", generated, "--reference", reference,
+                                   "--target-lang", "en"], capsys)
+    assert f"{generated} line 2: sentence 0's hypothesis scores -0.3, above the one before" in err

@@ -5,7 +5,11 @@ import json
 import pytest
 
 from xlpe_fairseq.evaluation import bleu, compare, noise_attack
-from xlpe_fairseq.evaluation.generate_output import IncompleteGenerationError, read_hypotheses
+from xlpe_fairseq.evaluation.generate_output import (
+    IncompleteGenerationError,
+    read_generate_output,
+    read_hypotheses,
+)
 
 REFERENCES = ["the cat sat on the mat .", "a dog barked loudly today ."]
 
@@ -130,3 +134,40 @@ def test_xlpe_noise_curve_scores_one_output(tmp_path):
     noise_attack.main(["--generate-outputs", f"0={path}", "--reference", str(reference),
                        "--target-lang", "en", "--output-dir", str(tmp_path)])
     assert json.loads((tmp_path / "noise_curve.json").read_text())["XL PE"] == {"0": 100.0}
+
+
+def test_two_runs_merged_by_id_are_refused_where_a_hypothesis_outscores_the_one_before(tmp_path):
+    """`sort` of two runs' H- lines keeps each id's lines together: only the scores, which
+    fairseq prints best first, tell the merge from an n-best list."""
+    path = tmp_path / "merged.out"
+    path.write_text("H-0\t-0.9\toops\nH-0\t-0.2\tthe cat sat on the mat .\n"
+                    "H-1\t-0.9\toops\nH-1\t-0.3\ta dog barked loudly today .\n")
+    with pytest.raises(IncompleteGenerationError) as error:
+        read_hypotheses(path, 2)
+    assert str(error.value).startswith(
+        f"{path} line 2: sentence 0's hypothesis scores -0.2, above the one before it (-0.9, "
+        "line 1); expected the output of one fairseq-generate run"), str(error.value)
+
+
+def test_equal_scores_and_a_new_sentence_start_no_comparison(tmp_path):
+    path = tmp_path / "gen.out"
+    path.write_text("H-0\t-0.5\ta\nH-0\t-0.5\tb\nH-1\t-0.1\tc\nH-1\t-0.7\td\n")
+    assert read_hypotheses(path, 2) == ["a", "c"]
+
+
+def test_a_hypothesis_score_that_is_no_number_is_a_malformed_line(tmp_path):
+    path = tmp_path / "gen.out"
+    path.write_text("H-0\tbest\ta house\n")
+    with pytest.raises(IncompleteGenerationError,
+                       match=r"line 1: not a hypothesis line .*numeric SCORE"):
+        read_hypotheses(path, 1)
+
+
+def test_the_targets_come_back_in_corpus_order_with_their_lines(tmp_path):
+    path = tmp_path / "gen.out"
+    path.write_text(fairseq_generate_output(REFERENCES, order=[1, 0]))
+    generated = read_generate_output(path, 2)
+    assert generated.hypotheses == REFERENCES
+    assert generated.targets == [(8, "reference 0"), (2, "reference 1")]
+    path.write_text("H-0\t-0.1\ta\n")
+    assert read_generate_output(path, 1).targets is None, "no T- lines: nothing to check"

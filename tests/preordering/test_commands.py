@@ -1,5 +1,8 @@
 """Round trip through xlpe-preorder-train, xlpe-preorder and xlpe-reorder-score, and bad input."""
+import importlib
 import os
+import re
+from pathlib import Path
 
 import pytest
 import torch
@@ -272,3 +275,21 @@ def test_the_gpu_path_trains_predicts_and_agrees_with_the_cpu(files):
     same = sum(g == c for g, c in zip(on_gpu, on_cpu))
     assert same >= 0.95 * len(sources), \
         f"the GPU's positions agree with the CPU's on {same} of {len(sources)} sentences"
+
+
+@pytest.mark.parametrize("command, argv", [
+    ("train", ["--source", "s", "--reorder", "r", "--save", "m"]),
+    ("ensemble", ["--preorderers", "a", "b", "--save", "m"]),
+    ("cross_fit", ["--source", "s", "--reorder", "r", "--output", "o"]),
+])
+def test_torch_threads_default_to_one_as_the_recipes_run_them(command, argv):
+    """All cores' threads stall beside another process on the same cores (11 times as long
+    by hand beside one busy process); one thread, the recipes' PREORDER_THREADS, does not."""
+    args = importlib.import_module(f"xlpe_fairseq.preordering.{command}").build_parser() \
+        .parse_args(argv)
+    pipeline = (Path(__file__).parents[2] / "data_prep" / "pipeline.sh").read_text()
+    recipes = re.search(r"PREORDER_THREADS=\$\{PREORDER_THREADS:-(\d+)\}", pipeline)
+    assert recipes, "data_prep/pipeline.sh no longer sets PREORDER_THREADS' default"
+    assert args.threads == int(recipes.group(1)) == 1, \
+        f"xlpe-preorder {command} --threads defaults to {args.threads}, the recipes to " \
+        f"{recipes.group(1)}"

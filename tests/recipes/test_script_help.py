@@ -68,3 +68,23 @@ def test_help_prints_the_usage_and_writes_nothing(script, flag, tmp_path):
     assert usage, f"{script} {flag} printed no usage naming the script:\n{result.stdout}"
     assert len(result.stdout.splitlines()) >= 3, f"{script} {flag}:\n{result.stdout}"
     assert not any(cwd.iterdir()), f"{script} {flag} wrote {sorted(os.listdir(cwd))}"
+
+
+def test_every_tracked_file_with_a_shebang_is_executable_as_committed():
+    """Not only the entry points above: every file git tracks that starts with #! (the
+    maintainers' scripts, the results' scripts under docs/results) is committed executable."""
+    result = subprocess.run(["git", "-C", str(ROOT), "ls-files", "-s", "-z"],
+                            capture_output=True)
+    if result.returncode != 0:
+        pytest.skip("not a git checkout")
+    not_executable = []
+    for record in result.stdout.split(b"\0"):
+        if not record:
+            continue
+        fields, path = record.decode().split("\t", 1)
+        mode = fields.split()[0]
+        if mode == "100644" and (ROOT / path).is_file() and has_shebang(ROOT / path):
+            not_executable.append(path)
+    assert not not_executable, (
+        f"files with a shebang committed without the executable bit: {not_executable}; run "
+        "`git update-index --chmod=+x FILE` (a user running them gets 'Permission denied')")

@@ -7,6 +7,8 @@ import sys
 import tarfile
 from pathlib import Path
 
+import pytest
+
 SCRIPTS = Path(__file__).resolve().parents[2] / "scripts" / "gpu_lease"
 TEXT_FILES = ["dict.en.txt", "dict.tr.txt", "train.en-tr.en.bin", "train.en-tr.en.idx"]
 
@@ -105,3 +107,18 @@ def test_run_installs_the_plugin_stops_the_command_in_time_and_brings_back_its_f
     assert not any(name.endswith(".pt") for name in names), "checkpoints must stay behind"
     assert "run.sh: exit 124" in log, log
     assert corpus == str(kit / ".lease" / "corpus")
+
+
+@pytest.mark.parametrize("flag", ["--help", "-h"])
+@pytest.mark.parametrize("script, usage", [("pack.sh", "scripts/gpu_lease/pack.sh CORPUS"),
+                                           ("run.sh", "scripts/gpu_lease/run.sh NAME COMMAND...")])
+def test_help_prints_the_header_comment(tmp_path, script, usage, flag):
+    """--help used to exit 2 without a word (pack.sh) or to want OUT (run.sh)."""
+    env = {key: value for key, value in os.environ.items() if key not in ("OUT", "KIT")}
+    result = subprocess.run(["bash", str(SCRIPTS / script), flag], cwd=tmp_path, env=env,
+                            capture_output=True, text=True)
+    assert result.returncode == 0 and not result.stderr, (result.returncode, result.stderr)
+    assert usage in result.stdout, result.stdout
+    assert not result.stdout.startswith(("#", "!")) and "set -" not in result.stdout, \
+        result.stdout
+    assert not any(tmp_path.iterdir()), sorted(os.listdir(tmp_path))

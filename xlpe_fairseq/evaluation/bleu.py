@@ -5,7 +5,8 @@ fairseq's ``--remove-bpe``, then detokenized by target language (``detokenize``:
 Chinese and Japanese written without the segmenter's spaces), so that the score is the standard detokenized BLEU
 with its sacreBLEU signature. sacreBLEU's tokenizer follows the target language
 (``bleu_tokenizer``): 13a splits at spaces and punctuation only, which would score a Chinese,
-Japanese or Korean sentence as a handful of long words.
+Japanese or Korean sentence as a handful of long words. Where the output has ``T-`` lines,
+the reference must be the one they hold (``reference_check``).
 """
 import argparse
 import json
@@ -24,7 +25,8 @@ from ..io import (
     run_command,
 )
 from .detokenize import base_language, detokenize
-from .generate_output import IncompleteGenerationError, read_hypotheses
+from .generate_output import IncompleteGenerationError, read_generate_output
+from .reference_check import check_reference
 
 
 # sacreBLEU's tokenizer for a target language (13a for any other), and the pip extra of this
@@ -80,7 +82,8 @@ def main(argv=None):
                         help="stdout of fairseq-generate (run with --remove-bpe)")
     parser.add_argument("--reference", required=True,
                         help="reference text, one sentence per line: raw, or tokenized with "
-                        "--tokenized-reference")
+                        "--tokenized-reference; checked against the generate output's T- lines "
+                        "where it has them")
     parser.add_argument("--target-lang", required=True, type=language_code,
                         help="language code for detokenization and sacreBLEU's tokenizer")
     parser.add_argument("--tokenized-reference", action="store_true",
@@ -104,10 +107,11 @@ def _score_generate_output(args):
     references = read_lines(args.reference)
     require_lines(args.reference, len(references))
     try:
-        hypotheses = read_hypotheses(args.generate_output, len(references), args.reference)
+        generated = read_generate_output(args.generate_output, len(references), args.reference)
     except IncompleteGenerationError as err:
         raise InputError(str(err)) from None
-    hypotheses = detokenize(hypotheses, args.target_lang)
+    check_reference(references, generated.targets, args.reference, args.generate_output)
+    hypotheses = detokenize(generated.hypotheses, args.target_lang)
     if args.tokenized_reference:
         references = detokenize(references, args.target_lang)
     result = score(hypotheses, references, tokenize)

@@ -12,8 +12,7 @@ import time
 import torch
 
 from ..help_format import HelpFormatter
-from ..io import SEED, WORKERS, InputError, Number, check_outputs, default_workers, \
-    positive_int, run_command
+from ..io import SEED, WORKERS, InputError, Number, check_outputs, positive_int, run_command
 from .corpus import read_sample_with_reorder, read_source_with_reorder
 from .btg_search import word_units
 from .metrics import corpus_scores, monotone_scores
@@ -227,8 +226,13 @@ def add_training_arguments(parser, save=True):
 
 def add_device_arguments(parser):
     parser.add_argument("--device", default="cpu", help="torch device, e.g. cpu or cuda")
-    parser.add_argument("--threads", type=WORKERS, default=default_workers(),
-                        help="CPU threads for torch (default: all cores)")
+    # one thread, as the recipes run it: torch's threads wait on each other at every
+    # operation, so beside another process on the same cores a run on all cores' threads
+    # took 11 times as long (5.4 s alone, 61 s); one thread shares the cores instead
+    parser.add_argument("--threads", type=WORKERS, default=1,
+                        help="CPU threads for torch (default: 1, which does not stall beside "
+                        "other work on shared cores; more can be faster on idle ones, and "
+                        "another count rounds differently, so the result changes)")
 
 
 def parse_with_valid_pair(parser, argv):

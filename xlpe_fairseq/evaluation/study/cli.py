@@ -94,11 +94,13 @@ def build_parser():
     parser.add_argument("--preorderer",
                         help="the preorderer of the XL PE rows' test positions (default: "
                         "preorderer.pt two folders above --xlpe-data-bin, when there)")
-    parser.add_argument("--preorderer-nbest", type=positive_int, default=4,
-                        help="with a preorderer, XL PE runs are also decoded choosing among its "
-                        "N best reorderings (fairseq-generate --preorderer-nbest N), in rows "
-                        "'MODEL [test: preorderer-Nbest]' beside the best reordering's; 1: no "
-                        "such rows (default: %(default)s)")
+    parser.add_argument("--preorderer-nbest", type=positive_int, default=1,
+                        help="N above 1: with a preorderer, XL PE runs are also decoded choosing "
+                        "among its N best reorderings (fairseq-generate --preorderer-nbest N), "
+                        "in rows 'MODEL [test: preorderer-Nbest]' beside the best "
+                        "reordering's; 1: no such rows (default: %(default)s; it was 4, so a work "
+                        "folder made then reports its 'preorderer-4best' rows again with "
+                        "--preorderer-nbest 4)")
     parser.add_argument("--source-lang", required=True)
     parser.add_argument("--target-lang", required=True)
     parser.add_argument("--reference", required=True, help="test reference, one sentence a line")

@@ -82,8 +82,8 @@ class Study:
         self.updates = args.updates or self.profile["updates"]
         self.positions = dict(args.positions)
         self.variants = dict(args.variants)
-        # XL PE runs are also decoded choosing among the preorderer's N best reorderings, as
-        # evaluate.sh and xlpe-translate do, in a row of its own beside the best reordering's
+        # with --preorderer-nbest N above 1, XL PE runs are also decoded choosing among the
+        # preorderer's N best reorderings, in a row of its own beside the best reordering's
         self.preorderer = args.preorderer or recipe_file(args, "preorderer.pt")
         self.nbest = args.preorderer_nbest if self.preorderer else 1
         self.nbest_set = f"preorderer-{self.nbest}best" if self.nbest > 1 else None
