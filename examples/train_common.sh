@@ -227,6 +227,15 @@ model_data_bin() {
     esac
 }
 
+# what trains, for the printout: fairseq trains on the CPU where no GPU is visible
+device_label() {
+    if (($1 == 1)) && { [[ ! -e /dev/nvidiactl ]] || [[ ${CUDA_VISIBLE_DEVICES-unset} == "" ]]; }; then
+        echo "the CPU"
+    else
+        echo "$1 GPU(s)"
+    fi
+}
+
 train_main() {
     local model="" size=${SIZES%% *} gpus=1 precision=() update_freq="" schedule=""
     local max_update="" warmup="" lr="" max_tokens="" save_dir="" dry_run=0 restart=0 extra=()
@@ -354,7 +363,7 @@ train_main() {
         echo "training $model, size $size, on the schedule $schedule (from $SCHEDULE_SOURCE):"
         [[ -z $shortened ]] || echo "$shortened"
         echo "  $MAX_UPDATE updates, warmup $WARMUP, lr $LR, dropout $DROPOUT; a batch of" \
-            "$MAX_TOKENS tokens x $((gpus * update_freq)) ($gpus GPU(s) x update-freq" \
+            "$MAX_TOKENS tokens x $((gpus * update_freq)) ($(device_label "$gpus") x update-freq" \
             "$update_freq; the paper's: x $BATCH_GPUS)"
         echo "  validation and a checkpoint every $INTERVAL updates; evaluate.sh: $evaluation," \
             "beam $BEAM, lenpen $LENPEN"
