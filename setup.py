@@ -53,7 +53,7 @@ setup(
     install_requires=[
         # a range, not a pin: GPU clusters bring their own CUDA build; the
         # Makefile pins the CPU build for development machines.
-        "torch>=2.0",
+        "torch>=2.1",
         "numpy",
         "sacrebleu>=2.0",
         "sacremoses",
@@ -65,11 +65,12 @@ setup(
         "tensorboardX",
     ],
     extras_require={
-        # PyPI's `fairseq` 0.12.2 does not import on Python >= 3.11; these are maintained
-        # snapshots of fairseq main that do. Never depend on `fairseq` itself.
+        # PyPI's `fairseq` 0.12.2 does not import on Python >= 3.11 and its generate fails with
+        # torch >= 1.13; these are snapshots of fairseq main that work (ve-fairseq has wheels
+        # for 3.11 and 3.12 only; fairseq-fixed for 3.12, and an sdist). Never depend on `fairseq`.
         "fairseq": [
-            've-fairseq==0.12.3; python_version < "3.12"',
-            'fairseq-fixed==0.12.3.1; python_version >= "3.12"',
+            've-fairseq==0.12.3; python_version == "3.11"',
+            'fairseq-fixed==0.12.3.1; python_version != "3.11"',
         ],
         # word segmenters of the pipeline (Chinese, Japanese) and the MeCab of sacreBLEU's
         # ja-mecab and ko-mecab BLEU tokenizers, which BLEU into Japanese and Korean uses

@@ -3,7 +3,6 @@ line what to install. Each case runs in a fresh virtual environment that sees th
 and whatever fairseq folder the case gives it, nothing of the suite's own environment."""
 import json
 import subprocess
-import sys
 import venv
 from pathlib import Path
 
@@ -69,18 +68,20 @@ def test_fairseq_0_12_in_either_layout_is_accepted(bare_python, tmp_path, versio
     assert result.stdout.strip() == "False", "the check must locate fairseq, not import it"
 
 
-@pytest.mark.skipif(sys.version_info < (3, 11), reason="PyPI's 0.12.2 imports before 3.11")
-def test_pypi_fairseq_0_12_2_on_a_newer_python_is_refused(bare_python, tmp_path):
+def test_pypi_fairseq_0_12_2_is_refused_and_a_checkout_of_main_accepted(bare_python, tmp_path):
     path = fairseq_folder(tmp_path, "version.txt", "0.12.2\n")
     info = path / "fairseq-0.12.2.dist-info"
     info.mkdir()
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: fairseq\nVersion: 0.12.2\n")
     last = import_plugin(bare_python, path=path).stderr.strip().splitlines()[-1]
     assert "PyPI's fairseq 0.12.2" in last and "pip uninstall fairseq" in last, last
-    # an editable checkout of fairseq main reports the same version and imports
-    (info / "direct_url.json").write_text(json.dumps(
-        {"url": "file:///src/fairseq", "dir_info": {"editable": True}}))
-    assert import_plugin(bare_python, path=path).returncode == 0
+    # a checkout of fairseq main reports the same version and runs the plugin, installed
+    # editable or not
+    for dir_info in ({"editable": True}, {}):
+        (info / "direct_url.json").write_text(json.dumps(
+            {"url": "file:///src/fairseq", "dir_info": dir_info}))
+        result = import_plugin(bare_python, path=path)
+        assert result.returncode == 0, f"a checkout ({dir_info}) was refused:\n{result.stderr}"
 
 
 def test_the_suite_runs_on_a_supported_fairseq():

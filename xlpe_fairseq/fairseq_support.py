@@ -2,22 +2,22 @@
 
 The plugin brings no fairseq of its own (a second distribution would overwrite the user's
 ``fairseq/`` folder and its pinned dependencies), so importing it first looks for one it
-supports: fairseq 0.12, as PyPI's 0.12.2 (Python 3.10 or older), a checkout of fairseq main,
-or the snapshots of main that import on newer Pythons (``ve-fairseq`` 0.12.3,
-``fairseq-fixed`` 0.12.3.1). fairseq is only located here, not imported: the data-preparation
+supports: fairseq 0.12, as a checkout of fairseq main or the snapshots of main that import on
+newer Pythons (``ve-fairseq`` 0.12.3, ``fairseq-fixed`` 0.12.3.1). PyPI's 0.12.2 release is
+refused: it does not import on Python 3.11+, and its fairseq-generate fails with any torch the
+plugin runs on (docs/install.md). fairseq is only located here, not imported: the data-preparation
 commands would otherwise pay its start-up of several seconds.
 """
 import importlib.metadata
 import importlib.util
-import json
 import re
 import sys
 from pathlib import Path
 
 SUPPORTED_SERIES = (0, 12)
 INSTALL_HINT = ("pip install 'xlpe-fairseq[fairseq]' installs the tested one (ve-fairseq 0.12.3 "
-                "on Python 3.11, fairseq-fixed 0.12.3.1 on 3.12+); fairseq==0.12.2 from PyPI "
-                "works on Python 3.10 and older")
+                "on Python 3.11, fairseq-fixed 0.12.3.1 otherwise), or install a checkout of "
+                "fairseq main")
 
 
 class UnsupportedFairseq(ImportError):
@@ -37,16 +37,14 @@ def fairseq_version(package_dir):
 
 
 def _is_pypi_release_of_fairseq(version):
-    """Whether the folder came from PyPI's ``fairseq`` distribution itself at ``version``
-    (not an editable checkout, which reports the same version)."""
+    """Whether the folder came from an index's ``fairseq`` distribution at ``version``. A
+    checkout of fairseq main reports the same version; pip records where it installed that
+    from (a folder or a repository) in ``direct_url.json``, which it writes for no index."""
     try:
         distribution = importlib.metadata.distribution("fairseq")
     except importlib.metadata.PackageNotFoundError:
         return False
-    if distribution.version != version:
-        return False
-    direct_url = distribution.read_text("direct_url.json")
-    return not (direct_url and json.loads(direct_url).get("dir_info", {}).get("editable"))
+    return distribution.version == version and distribution.read_text("direct_url.json") is None
 
 
 def check_fairseq():
@@ -64,8 +62,9 @@ def check_fairseq():
         raise UnsupportedFairseq(
             f"xlpe-fairseq supports fairseq 0.12 and finds fairseq {version or '(no version)'} "
             f"in {package_dir}: {INSTALL_HINT}")
-    if sys.version_info >= (3, 11) and _is_pypi_release_of_fairseq("0.12.2"):
+    if _is_pypi_release_of_fairseq("0.12.2"):
         raise UnsupportedFairseq(
-            f"PyPI's fairseq 0.12.2 (in {package_dir}) does not import on Python "
-            f"{sys.version_info.major}.{sys.version_info.minor}: pip uninstall fairseq, then "
-            f"{INSTALL_HINT}")
+            f"PyPI's fairseq 0.12.2 (in {package_dir}) cannot run the plugin: it does not "
+            f"import on Python 3.11+, and its fairseq-generate fails with torch 1.13 or newer "
+            f"('Mask Type should be defined'), which the plugin needs (2.1+): pip uninstall "
+            f"fairseq, then {INSTALL_HINT}")
