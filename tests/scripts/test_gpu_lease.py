@@ -35,6 +35,7 @@ def make_corpus(root):
             (folder / file).symlink_to(text / file)
     (root / "raw").mkdir()
     (root / "raw" / "test.tr").write_text("bir cümle\n")
+    (root / "preorderer.test.score").write_text("hypothesis 0.79\n")
     return root
 
 
@@ -68,6 +69,8 @@ def test_pack_keeps_every_link_inside_the_folders_a_device_run_carries(tmp_path)
     assert (packed / "data-bin" / "dpe" / ".train.reorder.en-tr.bin.made-from").exists(), \
         "the binarizer's stamps must travel with the positions"
     assert (packed / "raw" / "test.tr").read_text() == "bir cümle\n"
+    assert (packed / "preorderer.test.score").read_text() == "hypothesis 0.79\n", \
+        "the report gives the test positions' tau from it"
     grid = kit / ".lease" / "grid"
     assert sorted(path.name for path in grid.iterdir()) == ["monotone", "text", "xlpe"]
     assert (grid / "monotone" / "train.reorder.en-tr.bin").read_text() == "monotone positions\n"

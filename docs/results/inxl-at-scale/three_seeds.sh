@@ -11,8 +11,10 @@
 #
 # CORPUS: the OUT of data_prep/prepare-libreoffice.sh en-tr with examples/position_sets.sh's
 # oracle set in CORPUS/sets, or its copy that scripts/gpu_lease/pack.sh makes. SRC and TGT (en,
-# tr) name the languages; EXTRA adds fairseq-train options to every run and the options after
-# WORK come last, so they win (a CPU dry run: EXTRA with a narrow model, --cpu --updates 2).
+# tr) name the languages, JOBS (6) how many runs train at once (xlpe-study allows no more than
+# the machine's cores); EXTRA adds fairseq-train options to every run, and the options after
+# WORK come last, so they win (a CPU dry run: JOBS=2, EXTRA with a narrow model, --cpu
+# --updates 2).
 #
 # Sizing, from the throughput measured on the H100 and H200 (study-gpu-en-tr, benchmark-h200):
 # 12 runs of this profile on one card trained at 3.0-4.2 updates/s each (about 43 together) and
@@ -24,6 +26,10 @@
 # minutes (run.sh's LEASE_SECONDS=450) trains every run and decodes most of them; the runs save
 # at updates 500 and 1,000 (and at 1,300), so a command cut in training loses at most 500
 # updates, and the same call again while the machine is warm resumes them and decodes the rest.
+# On the device (the tool's call, its carry and the resume: README.md, "The next GPU lease"):
+#
+#   LEASE_SECONDS=450 scripts/gpu_lease/run.sh inxl-three-seeds bash -c \
+#       'docs/results/inxl-at-scale/three_seeds.sh "$CORPUS" "$RESULTS/work" "$@"' three_seeds
 set -euo pipefail
 if [[ $# -lt 2 ]]; then
     echo "usage: $0 CORPUS WORK [more xlpe-study options]" >&2
@@ -44,5 +50,5 @@ exec xlpe-study --data-bin "$CORPUS/data-bin/dpe" --xlpe-data-bin "$CORPUS/data-
     --source-lang "$SRC" --target-lang "$TGT" --reference "$CORPUS/raw/test.$TGT" \
     --profile gpu-iwslt --updates 1300 \
     --train-args "$TRAIN_ARGS" \
-    --models transformer xlpe-inxl --baseline transformer --seeds 1 2 3 --jobs 6 \
+    --models transformer xlpe-inxl --baseline transformer --seeds 1 2 3 --jobs "${JOBS:-6}" \
     --work "$WORK" "${@:3}"
