@@ -174,7 +174,8 @@ def test_the_three_seed_lease_reads_only_what_pack_carries_and_resumes_a_cut_run
     packed = kit / ".lease" / "corpus"
     args, threads = three_seeds_arguments(tmp_path, packed)
     for path in (args.data_bin, args.xlpe_data_bin, args.reference,
-                 *(data_bin for _, data_bin in args.positions)):
+                 *(data_bin for _, data_bin in args.positions),
+                 *filter(None, (args.preorderer, args.preorderer_score, args.gold))):
         assert Path(path).exists() and Path(path).resolve().is_relative_to(packed.resolve()), \
             f"{path}: the lease reads a file that pack.sh does not carry"
     assert (args.models, args.seeds, args.baseline) == (["transformer", "xlpe-inxl"], [1, 2, 3],
