@@ -3,9 +3,9 @@
 # folders a run carries. .whl gets the wheels its Python (3.12) has no package for: fairseq
 # (fairseq-fixed, the snapshot setup.py takes on 3.12), hydra-core, omegaconf, antlr4,
 # bitarray, sacreBLEU, sacremoses and tensorboardX, at the versions constraints.txt pins.
-# .lease/corpus gets CORPUS's data-bins, position sets and test references, links kept (each
-# file travels once), and .lease/grid the text, xlpe and monotone folders grid.sh reads. The
-# device's own torch, numpy and matplotlib are used.
+# .lease/corpus gets CORPUS's data-bins, position sets, test references and the preorderer's
+# test score, links kept (each file travels once), and .lease/grid the text, xlpe and monotone
+# folders grid.sh reads. The device's own torch, numpy and matplotlib are used.
 #
 #   scripts/gpu_lease/pack.sh CORPUS
 #
@@ -84,6 +84,10 @@ for folder in "${FOLDERS[@]}"; do
 done
 mkdir -p "$KIT/.lease/corpus/raw" "$KIT/.lease/grid"
 cp "$CORPUS"/raw/test.* "$KIT/.lease/corpus/raw/"
+# the test positions' tau, where xlpe-study's report looks for it (beside data-bin/)
+if [[ -f $CORPUS/preorderer.test.score ]]; then
+    cp "$CORPUS/preorderer.test.score" "$KIT/.lease/corpus/"
+fi
 # the layout docs/results/inxl-at-scale/grid.sh reads as its DATA
 ln -s ../corpus/data-bin/text ../corpus/data-bin/xlpe ../corpus/sets/monotone "$KIT/.lease/grid/"
 

@@ -35,6 +35,7 @@ def make_corpus(root):
             (folder / file).symlink_to(text / file)
     (root / "raw").mkdir()
     (root / "raw" / "test.tr").write_text("bir cümle\n")
+    (root / "preorderer.test.score").write_text("hypothesis 0.79\n")
     return root
 
 
@@ -68,6 +69,8 @@ def test_pack_keeps_every_link_inside_the_folders_a_device_run_carries(tmp_path)
     assert (packed / "data-bin" / "dpe" / ".train.reorder.en-tr.bin.made-from").exists(), \
         "the binarizer's stamps must travel with the positions"
     assert (packed / "raw" / "test.tr").read_text() == "bir cümle\n"
+    assert (packed / "preorderer.test.score").read_text() == "hypothesis 0.79\n", \
+        "the report gives the test positions' tau from it"
     grid = kit / ".lease" / "grid"
     assert sorted(path.name for path in grid.iterdir()) == ["monotone", "text", "xlpe"]
     assert (grid / "monotone" / "train.reorder.en-tr.bin").read_text() == "monotone positions\n"
@@ -122,3 +125,72 @@ def test_help_prints_the_header_comment(tmp_path, script, usage, flag):
     assert not result.stdout.startswith(("#", "!")) and "set -" not in result.stdout, \
         result.stdout
     assert not any(tmp_path.iterdir()), sorted(os.listdir(tmp_path))
+
+
+THREE_SEEDS = SCRIPTS.parents[1] / "docs" / "results" / "inxl-at-scale" / "three_seeds.sh"
+
+
+def three_seeds_arguments(tmp_path, corpus, *options, extra=None):
+    """The arguments docs/results/inxl-at-scale/three_seeds.sh gives xlpe-study, as the study's
+    parser reads them, and the threads it leaves each run; a stand-in xlpe-study records them
+    (no training)."""
+    from xlpe_fairseq.evaluation.study.cli import build_parser
+
+    bin_dir, record = tmp_path / "bin", tmp_path / "arguments"
+    bin_dir.mkdir(exist_ok=True)
+    stand_in = bin_dir / "xlpe-study"
+    stand_in.write_text(f'#!/usr/bin/env bash\necho "$OMP_NUM_THREADS" >"{record}.threads"\n'
+                        f'printf "%s\\0" "$@" >"{record}"\n')
+    stand_in.chmod(0o755)
+    env = {key: value for key, value in os.environ.items() if key != "OMP_NUM_THREADS"}
+    env["PATH"] = f"{bin_dir}:{env['PATH']}"
+    if extra:
+        env["EXTRA"] = extra
+    result = subprocess.run(["bash", str(THREE_SEEDS), str(corpus), str(tmp_path / "work"),
+                             *options], capture_output=True, text=True, env=env)
+    assert result.returncode == 0, result.stderr
+    arguments = record.read_bytes().decode().split("\0")[:-1]
+    # the parser refuses more jobs than this machine's cores (the device has 16): read them apart
+    jobs = [k + 1 for k, argument in enumerate(arguments) if argument == "--jobs"]
+    runs_at_once = int(arguments[jobs[-1]])
+    for k in jobs:
+        arguments[k] = "1"
+    args = build_parser().parse_args(arguments)
+    args.jobs = runs_at_once
+    return args, (record.parent / "arguments.threads").read_text()
+
+
+def test_the_three_seed_lease_reads_only_what_pack_carries_and_resumes_a_cut_run(tmp_path):
+    """The lease of three seeds at the GPU profile: the packed corpus holds every file it names,
+    its six runs train at once at the earlier comparison's budget and checkpoint, InXL is also
+    decoded with the oracle's positions, and a run cut before its budget has a save to resume
+    from."""
+    corpus = make_corpus(tmp_path / "corpus")
+    wheels, kit = tmp_path / "wheels", tmp_path / "kit"
+    wheels.mkdir()
+    (wheels / "fairseq_fixed-0.12.3.1-cp312-cp312-manylinux_2_28_x86_64.whl").write_bytes(b"w")
+    packing = pack(corpus, kit, wheels)
+    assert packing.returncode == 0, packing.stderr
+    packed = kit / ".lease" / "corpus"
+    args, threads = three_seeds_arguments(tmp_path, packed)
+    for path in (args.data_bin, args.xlpe_data_bin, args.reference,
+                 *(data_bin for _, data_bin in args.positions),
+                 *filter(None, (args.preorderer, args.preorderer_score, args.gold))):
+        assert Path(path).exists() and Path(path).resolve().is_relative_to(packed.resolve()), \
+            f"{path}: the lease reads a file that pack.sh does not carry"
+    assert (args.models, args.seeds, args.baseline) == (["transformer", "xlpe-inxl"], [1, 2, 3],
+                                                        "transformer")
+    assert args.jobs == len(args.models) * len(args.seeds), "all six runs train at once"
+    assert (args.profile, args.updates, args.checkpoint, args.cpu) == (
+        "gpu-iwslt", 1300, "last", False), "the earlier three-seed comparison's settings"
+    assert args.test_positions == ["oracle"] and [name for name, _ in args.positions] == \
+        ["oracle"], "InXL is decoded with the preorderer's positions and the oracle's"
+    train = args.train_args.split()
+    save_every = int(train[train.index("--save-interval-updates") + 1])
+    assert save_every < args.updates, "a run cut before its budget must have a save to resume"
+    assert threads.strip() == "1", threads
+
+    dry, _ = three_seeds_arguments(tmp_path, packed, "--cpu", "--updates", "2",
+                                   extra="--encoder-embed-dim 32")
+    assert (dry.cpu, dry.updates) == (True, 2), "options after WORK must win (a dry run)"
+    assert dry.train_args == f"{args.train_args} --encoder-embed-dim 32", dry.train_args
