@@ -3,6 +3,7 @@ line what to install. Each case runs in a fresh virtual environment that sees th
 and whatever fairseq folder the case gives it, nothing of the suite's own environment."""
 import json
 import subprocess
+import sys
 import venv
 from pathlib import Path
 
@@ -82,6 +83,21 @@ def test_pypi_fairseq_0_12_2_is_refused_and_a_checkout_of_main_accepted(bare_pyt
             {"url": "file:///src/fairseq", "dir_info": dir_info}))
         result = import_plugin(bare_python, path=path)
         assert result.returncode == 0, f"a checkout ({dir_info}) was refused:\n{result.stderr}"
+
+
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="the default imports before 3.11")
+def test_a_fairseq_that_python_3_11_cannot_import_is_named(bare_python, tmp_path):
+    path = fairseq_folder(tmp_path, "version.txt", "0.12.2\n")
+    (path / "fairseq" / "dataclass").mkdir()
+    (path / "fairseq" / "dataclass" / "configs.py").write_text(
+        "class FairseqConfig(FairseqDataclass):\n    common: CommonConfig = CommonConfig()\n")
+    last = import_plugin(bare_python, path=path).stderr.strip().splitlines()[-1]
+    assert "does not import on Python 3." in last and "dataclass instances" in last, last
+    # the snapshots declare the class, through field(default=...), and import
+    (path / "fairseq" / "dataclass" / "configs.py").write_text(
+        "class FairseqConfig(FairseqDataclass):\n"
+        "    common: CommonConfig = field(default=CommonConfig)\n")
+    assert import_plugin(bare_python, path=path).returncode == 0
 
 
 def test_the_suite_runs_on_a_supported_fairseq():

@@ -5,7 +5,8 @@ The plugin brings no fairseq of its own (a second distribution would overwrite t
 supports: fairseq 0.12, as a checkout of fairseq main or the snapshots of main that import on
 newer Pythons (``ve-fairseq`` 0.12.3, ``fairseq-fixed`` 0.12.3.1). PyPI's 0.12.2 release is
 refused: it does not import on Python 3.11+, and its fairseq-generate fails with any torch the
-plugin runs on (docs/install.md). fairseq is only located here, not imported: the data-preparation
+plugin runs on; so is a checkout of main on Python 3.11+, where it does not import either
+(docs/install.md). fairseq is only located here, not imported: the data-preparation
 commands would otherwise pay its start-up of several seconds.
 """
 import importlib.metadata
@@ -16,8 +17,8 @@ from pathlib import Path
 
 SUPPORTED_SERIES = (0, 12)
 INSTALL_HINT = ("pip install 'xlpe-fairseq[fairseq]' installs the tested one (ve-fairseq 0.12.3 "
-                "on Python 3.11, fairseq-fixed 0.12.3.1 otherwise), or install a checkout of "
-                "fairseq main")
+                "on Python 3.11, fairseq-fixed 0.12.3.1 otherwise; on Python 3.10 a checkout "
+                "of fairseq main works too)")
 
 
 class UnsupportedFairseq(ImportError):
@@ -47,6 +48,14 @@ def _is_pypi_release_of_fairseq(version):
     return distribution.version == version and distribution.read_text("direct_url.json") is None
 
 
+def _has_instance_defaults(package_dir):
+    """Whether fairseq's top config declares ``common: CommonConfig = CommonConfig()``, as
+    0.12.2 and main do: Python 3.11's dataclasses refuse such a default at import."""
+    configs = package_dir / "dataclass" / "configs.py"
+    return configs.is_file() and re.search(r"common:\s*CommonConfig\s*=\s*CommonConfig\(\)",
+                                           configs.read_text()) is not None
+
+
 def check_fairseq():
     """Raise UnsupportedFairseq, in one line, unless this Python can import a fairseq 0.12
     that the plugin supports."""
@@ -62,6 +71,11 @@ def check_fairseq():
         raise UnsupportedFairseq(
             f"xlpe-fairseq supports fairseq 0.12 and finds fairseq {version or '(no version)'} "
             f"in {package_dir}: {INSTALL_HINT}")
+    if sys.version_info >= (3, 11) and _has_instance_defaults(package_dir):
+        raise UnsupportedFairseq(
+            f"the fairseq in {package_dir} (0.12.2 or a checkout of main) does not import on "
+            f"Python {sys.version_info.major}.{sys.version_info.minor}: its configs declare "
+            f"dataclass instances as defaults, which Python 3.11 refuses; {INSTALL_HINT}")
     if _is_pypi_release_of_fairseq("0.12.2"):
         raise UnsupportedFairseq(
             f"PyPI's fairseq 0.12.2 (in {package_dir}) cannot run the plugin: it does not "
