@@ -14,7 +14,8 @@ works:
   checkpoint is refused on a data-bin with other dictionaries, and a resume on another
   training split or model (``tasks.data_provenance``).
 - ``CHECKPOINT_DIR/provenance.json`` (kind ``training``): model, size, schedule, the data-bin
-  and its fingerprint, the fairseq-train command.
+  and its fingerprint, the fairseq-train command; ``verify-checkpoint --expect`` holds a
+  checkpoint to the settings of the training its folder records (``verify_trained_as``).
 - ``CHECKPOINT_DIR/provenance-SUBSET.json`` (kind ``evaluation``): the checkpoint scored (an
   average: the averaged file), the data-bin, the reference, the options, and the digest of
   each output (generate output, hypotheses, scores).
