@@ -212,6 +212,20 @@ def test_a_linked_corpus_is_named_by_the_folder_it_links_to(tmp_path):
     result = evaluate("corpus", folder, "--average", "0", env=env, cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert f"fairseq-generate {out}/data-bin/dpe " in (tmp_path / "calls").read_text()
+    # the data-bin moved to another disk and linked back: the same files, as recorded
+    moved = tmp_path / "disk" / "data-bin"
+    moved.parent.mkdir()
+    (out / "data-bin").rename(moved)
+    (out / "data-bin").symlink_to(moved)
+    result = evaluate(out, folder, "--average", "0", env=env)
+    assert result.returncode == 0, result.stderr
+    (moved / "dpe" / "test.fr-en.fr.idx").write_text("changed")
+    result = evaluate(".", folder, "--average", "0", env=env, cwd=out)
+    assert result.returncode == 1 and result.stderr == (
+        f"evaluate.sh: error: {out}/data-bin/dpe/test.fr-en.fr.idx: changed since {out} was "
+        f"prepared ({out}/provenance.json); rerun the data_prep recipe into it (or prepare "
+        "another OUT)\n"), result.stderr
+    (moved / "dpe" / "test.fr-en.fr.idx").write_text("")
     (out / "reference" / "valid.en").unlink()
     for data, cwd in (("corpus", tmp_path), (".", out)):
         result = evaluate(data, folder, "--subset", "valid", env=env, cwd=cwd)
