@@ -228,6 +228,24 @@ def numbered_checkpoints(save_dir):
                                 if re.fullmatch(r"checkpoint[0-9]+\.pt", name)])
 
 
+def checkpoints_to_average(save_dir, average, given, name):
+    """How many checkpoints to average, ``average`` wanted (``given`` by --average, else the
+    schedule's): a short training saves fewer numbered checkpoints than its schedule
+    averages, and those it has are averaged (0, checkpoint_best.pt, under 2), which a line
+    says; fewer than --average asked for are refused."""
+    saved = numbered_checkpoints(save_dir)
+    if saved >= average:
+        return average
+    if given:
+        raise Refused(f"{save_dir}: {saved} numbered checkpoints, --average {average} wanted: "
+                      f"pass --average {saved}, or --average 0 for checkpoint_best.pt", 1)
+    instead = f"averaging those {saved}" if saved >= 2 else "checkpoint_best.pt instead"
+    print(f"{name}: {save_dir} holds {saved} numbered checkpoints, not the {average} the "
+          f"schedule averages: {instead} (--average N chooses; 0: checkpoint_best.pt)",
+          file=sys.stderr)
+    return saved if saved >= 2 else 0
+
+
 def unfinished_training(save_dir):
     """A sentence when SAVE_DIR's training has not finished as far as its records say: no
     record of a finished training (train.sh writes provenance.json when fairseq-train has
@@ -339,8 +357,9 @@ def evaluate(argv, prog):
     recipe = read_settings(recipe_env, ("SRC", "TGT", "LOWERCASE"))
     for key in ("SRC", "TGT"):
         if not re.fullmatch(r"[A-Za-z]{2,8}([-_][A-Za-z0-9]{1,8})*", recipe.get(key, "")):
-            raise InputError(f"{recipe_env}: expected {key}= and a language code such as en, "
-                             f"got {recipe.get(key, 'none')!r}")
+            got = repr(recipe[key]) if key in recipe else "no such line"
+            raise InputError(f"{recipe_env}: expected a line {key}= and a language code such as "
+                             f"en, got {got}")
     src, tgt = recipe["SRC"], recipe["TGT"]
     os.environ["TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD"] = "1"
     check_bleu_tokenizer(tgt, args.tokenize)
@@ -385,7 +404,8 @@ def evaluate(argv, prog):
     # the reference as prepared (OUT/reference, in OUT's record), not the raw folder as it is
     # now; lowercased data (IWSLT): the lowercased tokenized text, detokenized
     reference = os.path.join(data, "reference", f"{subset}.{tgt}")
-    reference_flags = ["--tokenized-reference"] if recipe.get("LOWERCASE", "0") != "0" else []
+    lowercased = recipe.get("LOWERCASE", "0") not in ("", "0")
+    reference_flags = ["--tokenized-reference"] if lowercased else []
     # what decoding and scoring will read, before the checkpoints are averaged
     if not dry_run:
         if not os.path.isdir(save_dir):
@@ -396,19 +416,8 @@ def evaluate(argv, prog):
                 raise Refused(f"{path}: no such file; has the data_prep recipe made the {subset} "
                               f"split of {data}?", 1)
 
-    # a short training saves fewer numbered checkpoints than its schedule averages: those it has
     if average > 0 and not dry_run:
-        saved = numbered_checkpoints(save_dir)
-        if saved < average:
-            if args.average is not None:
-                raise Refused(f"{save_dir}: {saved} numbered checkpoints, --average {average} "
-                              f"wanted: pass --average {saved}, or --average 0 for "
-                              "checkpoint_best.pt", 1)
-            instead = f"averaging those {saved}" if saved >= 2 else "checkpoint_best.pt instead"
-            print(f"{name}: {save_dir} holds {saved} numbered checkpoints, not the {average} the "
-                  f"schedule averages: {instead} (--average N chooses; 0: checkpoint_best.pt)",
-                  file=sys.stderr)
-            average = saved if saved >= 2 else 0
+        average = checkpoints_to_average(save_dir, average, args.average is not None, name)
     outputs = {
         "generate": os.path.join(save_dir, f"generate-{subset}.out"),
         "hypotheses": os.path.join(save_dir, f"hypotheses-{subset}.{tgt}"),
