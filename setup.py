@@ -34,6 +34,7 @@ CONSOLE_SCRIPTS = [
     "xlpe-user-dir = xlpe_fairseq.user_dir:main",
     "xlpe-translate = xlpe_fairseq.evaluation.translate:main",
     "xlpe-provenance = xlpe_fairseq.io.provenance:main",
+    "xlpe-evaluate = xlpe_fairseq.workflow.evaluate:main",
 ]
 
 

@@ -358,6 +358,11 @@ def provenance(tmp):
     return ["show", record], not_utf8(record, 2)
 
 
+def evaluate_recipe_env(tmp):
+    recipe_env = text_file(tmp / "corpus" / "recipe.env", ["SRC=fr", "TGT=en"], bad_line=2)
+    return [str(tmp / "corpus"), str(tmp / "out")], not_utf8(recipe_env, 2)
+
+
 CASES = {
     "xlpe-tokenize": [tokenize],
     "xlpe-bpe": [bpe_learn, bpe_apply, bpe_apply_codes],
@@ -383,6 +388,7 @@ CASES = {
     "xlpe-inxl-diagnostics": [inxl_diagnostics],
     "xlpe-study": [study, study_gold, study_dictionary],
     "xlpe-provenance": [provenance],
+    "xlpe-evaluate": [evaluate_recipe_env],
 }
 
 

@@ -1,6 +1,7 @@
 """Provenance records: folders a run may write into, OUT's record and its verification, and the
 fingerprint a checkpoint carries. The chain through the shell scripts is held to it by
 tests/test_provenance_chain.py."""
+import argparse
 import json
 import os
 
@@ -18,6 +19,7 @@ from xlpe_fairseq.io.provenance import (
     verify_checkpoint,
     verify_checkpoint_on_corpus,
     verify_corpus,
+    verify_trained_as,
 )
 
 
@@ -157,3 +159,26 @@ def test_a_checkpoint_is_held_to_the_variant_of_out_it_was_trained_on(tmp_path):
     with pytest.raises(InputError, match=f"it was trained on {xlpe} as it was then, not on "
                        f"{xlpe}: its training split differs"):
         verify_checkpoint_on_corpus(checkpoint_with(tmp_path / "y.pt", other), str(out))
+
+
+@pytest.mark.parametrize("state", [
+    # fairseq 0.12: cfg sections, the model's a Namespace; older fairseq: one args Namespace
+    {"model": {}, "cfg": {"model": argparse.Namespace(arch="transformer_dpe"),
+                          "checkpoint": {"keep_interval_updates": 5},
+                          "optimizer": {"weight_decay": 0.0001}}},
+    {"model": {}, "args": argparse.Namespace(arch="transformer_dpe", keep_interval_updates=5,
+                                             weight_decay=0.0001)},
+])
+def test_a_checkpoint_is_held_to_the_settings_its_training_used(tmp_path, state):
+    path = tmp_path / "checkpoint_best.pt"
+    torch.save(state, path)
+    verify_trained_as(str(path), {"arch": ["transformer_dpe", "transformer_dpe_wmt_en_de"],
+                                  "keep_interval_updates": ["5"], "weight_decay": ["1e-4"]},
+                      "dpe")
+    with pytest.raises(InputError) as refused:
+        verify_trained_as(str(path), {"arch": ["transformer_xlpe"]}, "xlpe-inxl (its record)")
+    assert str(refused.value) == (
+        f"{path}: saved with --arch transformer_dpe, but xlpe-inxl (its record) trains with "
+        "--arch transformer_xlpe: not a checkpoint of that training")
+    with pytest.raises(InputError, match="saved with --keep-interval-updates 5, but"):
+        verify_trained_as(str(path), {"keep_interval_updates": ["20"]}, "xlpe")

@@ -235,15 +235,16 @@ def test_evaluate_decodes_as_the_training_schedule_says(tmp_path, model, size, c
 
 
 @pytest.mark.parametrize("model, options, expected", [
-    ("xlpe-inxl", [], ["--preorderer", "DATA/preorderer.pt", "--preorderer-nbest", "4"]),
-    ("xlpe-inxl", ["--preorderer-nbest", "8"],
-     ["--preorderer", "DATA/preorderer.pt", "--preorderer-nbest", "8"]),
+    ("xlpe-inxl", [], []),
+    ("xlpe-inxl", ["--preorderer-nbest", "4"],
+     ["--preorderer", "DATA/preorderer.pt", "--preorderer-nbest", "4"]),
     ("xlpe-inxl", ["--preorderer-nbest", "1"], []),
     ("transformer", [], []),
 ])
-def test_evaluate_decodes_xl_pe_with_the_preorderers_4_best(tmp_path, model, options, expected):
-    """XL PE models choose among the preorderer's 4 best reorderings unless told otherwise;
-    with 1 (and for other models) fairseq-generate reads the data-bin's positions."""
+def test_evaluate_decodes_xl_pe_with_the_preorderers_best_unless_told(tmp_path, model, options,
+                                                                       expected):
+    """XL PE models decode the data-bin's test positions, the preorderer's best reordering,
+    unless --preorderer-nbest N asks to choose among its N best."""
     (tmp_path / "recipe.env").write_text("SRC=en\nTGT=de\nLOWERCASE=0\nRAW=/raw\n")
     result = subprocess.run(["bash", str(EXAMPLES / "evaluate.sh"), str(tmp_path),
                              str(tmp_path / "ckpt"), "--model", model, "--schedule", "xlpe",

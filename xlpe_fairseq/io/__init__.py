@@ -8,6 +8,8 @@
 - ``checkpoints``: checkpoints read, every file that is not one refused in one line;
 - ``command``: ``run_command``, errors into a message and exit status 1, signals into
   ``Terminated``;
+- ``locks``: folder locks, one run writing a folder or many reading it, a refusal naming the
+  runs that hold it (``io.locks.claim_folder``);
 - ``options``: the ranges of numeric options (argparse types, checks of fairseq options) and
   the ``--workers``/``--chunk-size`` options.
 

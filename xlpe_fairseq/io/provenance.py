@@ -14,7 +14,8 @@ works:
   checkpoint is refused on a data-bin with other dictionaries, and a resume on another
   training split or model (``tasks.data_provenance``).
 - ``CHECKPOINT_DIR/provenance.json`` (kind ``training``): model, size, schedule, the data-bin
-  and its fingerprint, the fairseq-train command.
+  and its fingerprint, the fairseq-train command; ``verify-checkpoint --expect`` holds a
+  checkpoint to the settings of the training its folder records (``verify_trained_as``).
 - ``CHECKPOINT_DIR/provenance-SUBSET.json`` (kind ``evaluation``): the checkpoint scored (an
   average: the averaged file), the data-bin, the reference, the options, and the digest of
   each output (generate output, hypotheses, scores).
@@ -25,7 +26,7 @@ The same module checks the folders a run writes into (``check_work_folder``): an
     xlpe-provenance folder --what OUT PATH
     xlpe-provenance corpus OUT --raw RAW --src SRC --tgt TGT [--setting K=V ...] -- COMMAND...
     xlpe-provenance verify-corpus OUT [--data-bin VARIANT] [--reference SUBSET]
-    xlpe-provenance verify-checkpoint CHECKPOINT --data-bin BIN | --corpus OUT
+    xlpe-provenance verify-checkpoint CHECKPOINT --data-bin BIN | --corpus OUT [--expect K=V ...]
     xlpe-provenance training SAVE_DIR --data-bin BIN --model M --size S --schedule S -- COMMAND...
     xlpe-provenance evaluation SAVE_DIR --subset S --checkpoint C ... -- COMMAND...
     xlpe-provenance show RECORD
@@ -136,10 +137,11 @@ def describe_mismatch(recorded, current, what):
     return f"{what} was trained on {where}, not on {now}: {differs}"
 
 
-def check_work_folder(path, what):
+def check_work_folder(path, what, writable=True):
     """Refuse, before anything is written, a folder a run would write into that cannot be
-    meant: an empty name, ``/``, a system folder or a folder below one, an existing file.
-    Returns the folder's absolute path."""
+    meant: an empty name, ``/``, a system folder or a folder below one, an existing file, and
+    (``writable``) one that cannot be written. A folder only read (a corpus, which may be
+    read-only) need not be writable. Returns the folder's absolute path."""
     if not path:
         raise InputError(f"'': an empty name, expected a folder for {what} (an unset variable?)")
     real = os.path.realpath(path)
@@ -156,6 +158,8 @@ def check_work_folder(path, what):
     parent = real
     while not os.path.exists(parent):
         parent = os.path.dirname(parent)
+    if not writable:
+        return real
     if not os.path.isdir(parent) or not os.access(parent, os.W_OK | os.X_OK):
         raise InputError(f"{path}: cannot be written ({parent} is not a writable folder)")
     return real
@@ -338,6 +342,62 @@ def verify_checkpoint_on_corpus(path, out):
     return True
 
 
+def stored_setting(state, name):
+    """The value of fairseq option ``name`` (``arch``, ``keep_interval_updates``) in a
+    checkpoint's saved settings: its ``args`` (older fairseq) or a section of its ``cfg``;
+    ``None`` where it has none."""
+    args = state.get("args")
+    if args is not None and getattr(args, name, None) is not None:
+        return getattr(args, name)
+    cfg = state.get("cfg") or {}
+    for section in ("model", "checkpoint", "optimizer", "task", "criterion", "common"):
+        part = cfg.get(section) if hasattr(cfg, "get") else getattr(cfg, section, None)
+        for key in (name, "_name") if name == "arch" and section == "model" else (name,):
+            value = part.get(key) if hasattr(part, "get") else getattr(part, key, None)
+            if value is not None:
+                return value
+    return None
+
+
+def _same_value(stored, accepted):
+    try:
+        return float(stored) == float(accepted)
+    except (TypeError, ValueError):
+        return str(stored) == accepted
+
+
+def verify_trained_as(path, expected, expected_by):
+    """InputError unless checkpoint ``path``'s saved settings have, for each fairseq option of
+    ``expected`` (``{name: [accepted values]}``), one of the accepted values: a checkpoint of
+    another architecture or schedule than ``expected_by`` (words: which training, and whose
+    record says so) trained."""
+    from .checkpoints import read_checkpoint
+
+    if not expected:
+        return
+    state = read_checkpoint(path, "fairseq checkpoint", weights_only=False, mmap=True)
+    if not isinstance(state, dict):
+        raise InputError(f"{path}: not a fairseq checkpoint (no model state and settings)")
+    for name, accepted in expected.items():
+        stored = stored_setting(state, name)
+        if not any(_same_value(stored, value) for value in accepted):
+            flag = "--" + name.replace("_", "-")
+            choices = " or ".join(accepted)
+            raise InputError(f"{path}: saved with {flag} {stored}, but {expected_by} trains with "
+                             f"{flag} {choices}: not a checkpoint of that training")
+
+
+def _expectations(pairs):
+    """``{name: [values]}`` of ``--expect NAME=VALUE[,VALUE...]`` options."""
+    expected = {}
+    for pair in pairs:
+        name, sep, values = pair.partition("=")
+        if not sep or not name:
+            raise InputError(f"--expect {pair}: expected NAME=VALUE[,VALUE...]")
+        expected[name] = values.split(",")
+    return expected
+
+
 def record_evaluation(save_dir, subset, checkpoint, data_bin, corpus, reference, outputs,
                       options, command):
     """SAVE_DIR/provenance-SUBSET.json, after the scores are written."""
@@ -395,6 +455,12 @@ def main(argv=None):
     against.add_argument("--data-bin", help="the data-bin it must have been trained on")
     against.add_argument("--corpus", help="an OUT: the checkpoint's data-bin variant of it "
                          "(a model given the wrong variant is fairseq's task's to name)")
+    checkpoint.add_argument("--expect", action="append", default=[],
+                            metavar="NAME=VALUE[,VALUE...]",
+                            help="a fairseq option the checkpoint must have been saved with "
+                            "(one of the values), e.g. arch=transformer_dpe")
+    checkpoint.add_argument("--expected-by", default="its training",
+                            help="the training that says so, in words (for the message)")
     training = command("training", "write SAVE_DIR/provenance.json")
     training.add_argument("save_dir")
     for name in ("--data-bin", "--model", "--size", "--schedule"):
@@ -425,6 +491,7 @@ def main(argv=None):
             for warning in verify_corpus(args.out, args.data_bin, args.reference):
                 print(f"{args.prog}: warning: {warning}", file=sys.stderr)
         elif args.action == "verify-checkpoint":
+            verify_trained_as(args.checkpoint, _expectations(args.expect), args.expected_by)
             verified = (verify_checkpoint(args.checkpoint, args.data_bin) if args.data_bin
                         else verify_checkpoint_on_corpus(args.checkpoint, args.corpus))
             if not verified:

@@ -1,0 +1,551 @@
+"""Evaluate a model trained by examples/train.sh or a train-*.sh script the way its paper
+did (xlpe-evaluate; examples/evaluate.sh runs it): the checkpoint (the last N averaged with
+xlpe-average-checkpoints, or the best on dev), beam and length penalty of its schedule;
+translate the test split with fairseq-generate and print detokenized sacreBLEU with its
+signature (xlpe-bleu; its tokenizer by the target language: zh, ja-mecab, ko-mecab, else
+13a; Chinese and Japanese written without the segmenter's spaces first).
+
+DATA is the recipe's OUTDIR (data_prep/prepare-corpus.sh's OUT or another recipe's; its
+recipe.env names the languages and whether text was lowercased; the reference scored is
+OUT/reference/SUBSET.TGT, copied when OUT was prepared, and every file read must be as
+OUT/provenance.json recorded it, the checkpoint trained on OUT's data: docs/input-rules.md),
+SAVE_DIR the training's checkpoint folder, M the trained model (it picks the data-bin
+variant: xlpe and xlpe-* read the preorderer's test positions; default: the model
+examples/train.sh trained there, from SAVE_DIR/schedule.env; required for other folders).
+The schedule is the one the training used (SAVE_DIR/schedule.env, written by
+train_common.sh), or --schedule:
+  dpe-iwslt, dpe  the last 5 checkpoints averaged, beam 5 (lenpen 1.0; dpe: 0.6, the
+                  authors' command)
+  re              checkpoint_best.pt (the best dev BLEU), beam 4
+  xlpe            the last 20 checkpoints averaged, beam 4, lenpen 0.6 (Transformer big)
+A folder with fewer numbered checkpoints than the schedule averages (a short training)
+averages those it has, or takes checkpoint_best.pt if it has fewer than 2, and says so.
+--average N (0: checkpoint_best.pt), --beam K and --lenpen A override the schedule's;
+--subset (default test) the split. XL PE models (xlpe, xlpe-*, encoder-free-inxl) decode
+with the data-bin's test positions, the preorderer's best reordering (--preorderer-nbest 1,
+the default); --preorderer-nbest N decodes each sentence with each of DATA/preorderer.pt's N
+best reorderings and keeps the best-scoring translation (N = 4 took 2.7 times the decoding
+time for +0.05 to +0.32 BLEU on the tuning pairs and -0.02/+0.06 on two held out,
+docs/translating.md).
+--tokenize T, sacreBLEU's tokenizer for BLEU
+(xlpe-bleu --tokenize); --cpu decodes on the CPU. --dry-run prints the commands of a
+complete training instead of running them. Options go before or after the operands (or
+after --, operands only). Every value (and the test split's data, the reference and the
+BLEU tokenizer) is checked before any work starts: a bad one is one line, exit status 2.
+Folder names that fairseq cannot read (a line break, or ':', which it takes for a list of
+folders) are refused in one line.
+
+A checkpoint of another model or schedule than SAVE_DIR's training (its schedule.env, and
+provenance.json where the training finished) is refused in one line; a folder whose training
+has not finished (interrupted, or still running) is scored with a warning saying so.
+
+SAVE_DIR receives generate-SUBSET.out (fairseq-generate's output, only when complete) and .log,
+hypotheses-SUBSET.TGT (the detokenized translations as scored, one a line), bleu-SUBSET.json
+(the scores), provenance-SUBSET.json (what they were made from, written last), and
+checkpoint_avgN.pt where it averages; an earlier run's outputs of the split are removed first.
+The commands it runs are ended with it (Ctrl-C, SIGTERM), and no temporary file is left.
+"""
+import argparse
+import ctypes
+import functools
+import os
+import re
+import shlex
+import signal
+import subprocess
+import sys
+
+from ..help_format import HelpFormatter
+from ..io import InputError, ToolError, run_command, termination_deferred, text_lines
+from ..io.locks import FolderInUse, claim_folder
+from ..io.outputs import atomic_output
+from ..io.provenance import RECORD, check_work_folder, read_record, verify_corpus
+from .schedules import DECODING, MODELS, SCHEDULES, data_bin_variant, is_xl_pe, trained_settings
+
+USAGE = ("DATA SAVE_DIR [--model M] [--schedule S] [--average N] [--beam K] [--lenpen A] "
+         "[--subset S] [--preorderer-nbest N] [--tokenize T] [--cpu] [--dry-run]")
+VALUE_OPTIONS = ("--model", "--schedule", "--average", "--beam", "--lenpen", "--subset",
+                 "--tokenize", "--preorderer-nbest")
+USER_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# how long a command has to end after SIGTERM before it is killed
+END_GRACE_SECONDS = 10
+
+
+class Refused(SystemExit):
+    """A check failed: its one line is printed as it is, and the run ends with ``status``."""
+
+    def __init__(self, message, status):
+        print(message, file=sys.stderr)
+        super().__init__(status)
+
+
+def whole(minimum, maximum=None):
+    """The type of a count option: its value as a decimal string without leading zeros, if a
+    whole number from ``minimum`` (to ``maximum``), no more than 18 digits (the shell entry
+    points' rule, docs/input-rules.md)."""
+    def checked(value, flag):
+        digits = value.lstrip("0") or "0"
+        if (re.fullmatch(r"[0-9]+", value) and len(digits) <= 18 and int(digits) >= minimum
+                and (maximum is None or int(digits) <= maximum)):
+            return digits
+        if maximum is not None:
+            raise Refused(f"{flag} must be a whole number from {minimum} to {maximum}, not "
+                          f"'{value}'", 2)
+        raise Refused(f"{flag} must be a whole number of at least {minimum}, not '{value}'", 2)
+    return checked
+
+
+def number(value, flag):
+    """The type of a number option: ``value`` unchanged if a finite number written in digits,
+    of magnitude below 1e300."""
+    if (re.fullmatch(r"[-+]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?", value)
+            and abs(float(value)) < 1e300):
+        return value
+    raise Refused(f"{flag} must be a number, not '{value}'", 2)
+
+
+def one_of(choices):
+    def checked(value, flag):
+        if value not in choices:
+            raise Refused(f"{flag} must be one of: {' '.join(choices)}, not '{value}'", 2)
+        return value
+    return checked
+
+
+class ScriptArgumentParser(argparse.ArgumentParser):
+    """argparse with the shell entry points' rule: each value checked as it is read (a bad one
+    is the line its type prints, status 2), a value that begins with '-' taken as a value (a
+    negative length penalty), and argparse's own errors said in the scripts' words."""
+
+    def add_value_option(self, flag, check, **kwargs):
+        self.add_argument(flag, type=functools.partial(check, flag=flag), **kwargs)
+
+    def parse_script_args(self, argv):
+        # the word after an option that takes a value is its value, whatever it looks like;
+        # after --, operands only (argparse's intermixed parsing would still read options)
+        joined, after, index = [], [], 0
+        while index < len(argv):
+            word = argv[index]
+            if word == "--":
+                after = argv[index + 1:]
+                break
+            if word in VALUE_OPTIONS and index + 1 < len(argv):
+                joined.append(f"{word}={argv[index + 1]}")
+                index += 2
+            else:
+                joined.append(word)
+                index += 1
+        args = self.parse_intermixed_args(joined)
+        args.operands += after
+        return args
+
+    def error(self, message):
+        missing = re.match(r"argument (--[\w-]+): expected one argument", message)
+        if missing:
+            raise Refused(f"{missing.group(1)} needs a value", 2)
+        unknown = re.match(r"unrecognized arguments: (\S+)", message)
+        if unknown and unknown.group(1).startswith("-"):
+            raise Refused(f"unknown option {unknown.group(1)} (--help lists them)", 2)
+        raise Refused(f"usage: {self.prog} {USAGE}", 2)
+
+
+def argument_parser(prog):
+    parser = ScriptArgumentParser(
+        prog=prog, usage=f"%(prog)s {USAGE}", description=__doc__,
+        formatter_class=ScriptHelpFormatter, allow_abbrev=False)
+    parser.add_argument("operands", nargs="*", metavar="DATA SAVE_DIR",
+                        help="the recipe's OUTDIR and the training's checkpoint folder")
+    parser.add_value_option("--model", one_of(MODELS),
+                            help="the trained model (default: SAVE_DIR/schedule.env's)")
+    parser.add_value_option("--schedule", one_of(SCHEDULES),
+                            help="whose paper's decoding (default: SAVE_DIR/schedule.env's)")
+    parser.add_value_option("--average", whole(0), help="checkpoints averaged, 0 for "
+                            "checkpoint_best.pt (default: the schedule's)")
+    parser.add_value_option("--beam", whole(1), help="beam size (default: the schedule's)")
+    parser.add_value_option("--lenpen", number, help="length penalty (default: the schedule's)")
+    parser.add_value_option("--subset", one_of(("test", "valid")), default="test",
+                            help="the split decoded and scored")
+    parser.add_value_option("--preorderer-nbest", whole(1, 999), dest="nbest",
+                            help="XL PE models: the preorderer's reorderings decoded "
+                            "(default: 4)")
+    parser.add_argument("--tokenize", help="sacreBLEU's tokenizer for BLEU (default: by the "
+                        "target language: zh, ja-mecab, ko-mecab, else 13a)")
+    parser.add_argument("--cpu", action="store_true", help="decode on the CPU")
+    parser.add_argument("--dry-run", action="store_true",
+                        help="print the commands instead of running them")
+    return parser
+
+
+class ScriptHelpFormatter(HelpFormatter, argparse.RawDescriptionHelpFormatter):
+    """The project's help (defaults shown), the description kept as it is written."""
+
+
+def parse_arguments(argv, prog):
+    """The options and the two operands, each value checked as it is read (an empty one too):
+    one line and status 2 for the first that is bad."""
+    parser = argument_parser(prog)
+    args = parser.parse_script_args(argv)
+    if len(args.operands) != 2:
+        parser.error("")
+    return args
+
+
+def check_folder_name(path, what):
+    """InputError for an empty folder name (an unset variable), or one fairseq cannot be
+    given: ':' (fairseq reads a list of folders or checkpoints split at it) or a line break
+    (its outputs and every message are read line by line)."""
+    if not path:
+        raise InputError(f"'': an empty name, expected a folder for {what} (an unset variable?)")
+    if "\n" in path or "\r" in path:
+        raise InputError(f"{path!r}: {what} has a line break in its name, which fairseq's "
+                         "outputs and these messages cannot carry: rename it")
+    if os.pathsep in path:
+        raise InputError(f"{path}: {what} has '{os.pathsep}' in its name, which fairseq reads "
+                         "as a list of paths: rename it")
+
+
+def read_settings(path, names):
+    """``{NAME: value}`` of the ``NAME=value`` lines of a settings file written by the shell
+    scripts (recipe.env, schedule.env; values shell-quoted), read, never run."""
+    settings = {}
+    with text_lines(path) as lines:
+        for number, line in enumerate(lines, start=1):
+            name, found, value = line.partition("=")
+            if found and name in names:
+                try:
+                    settings[name] = " ".join(shlex.split(value))
+                except ValueError:
+                    raise InputError(f"{path} line {number}: expected {name}=VALUE, got "
+                                     f"{line!r}") from None
+    return settings
+
+
+def numbered_checkpoints(save_dir):
+    """How many checkpoints xlpe-average-checkpoints would choose among: update checkpoints
+    (checkpoint_E_U.pt), else epoch ones (checkpointE.pt)."""
+    names = os.listdir(save_dir)
+    updates = [name for name in names if re.fullmatch(r"checkpoint_[0-9]+_[0-9]+\.pt", name)]
+    return len(updates) or len([name for name in names
+                                if re.fullmatch(r"checkpoint[0-9]+\.pt", name)])
+
+
+def checkpoints_to_average(save_dir, average, given, name):
+    """How many checkpoints to average, ``average`` wanted (``given`` by --average, else the
+    schedule's): a short training saves fewer numbered checkpoints than its schedule
+    averages, and those it has are averaged (0, checkpoint_best.pt, under 2), which a line
+    says; fewer than --average asked for are refused."""
+    saved = numbered_checkpoints(save_dir)
+    if saved >= average:
+        return average
+    if given:
+        raise Refused(f"{save_dir}: {saved} numbered checkpoints, --average {average} wanted: "
+                      f"pass --average {saved}, or --average 0 for checkpoint_best.pt", 1)
+    instead = f"averaging those {saved}" if saved >= 2 else "checkpoint_best.pt instead"
+    print(f"{name}: {save_dir} holds {saved} numbered checkpoints, not the {average} the "
+          f"schedule averages: {instead} (--average N chooses; 0: checkpoint_best.pt)",
+          file=sys.stderr)
+    return saved if saved >= 2 else 0
+
+
+def unfinished_training(save_dir):
+    """A sentence when SAVE_DIR's training has not finished as far as its records say: no
+    record of a finished training (train.sh writes provenance.json when fairseq-train has
+    ended), or a training resumed since the record (schedule.env rewritten at its start, or a
+    checkpoint saved); else None."""
+    record = os.path.join(save_dir, RECORD)
+    if not os.path.isfile(record):
+        return (f"{save_dir} holds no record of a finished training ({record}, which "
+                "examples/train.sh writes when fairseq-train has ended): its training was "
+                "interrupted or is still running, and its checkpoints so far are scored")
+    finished = os.stat(record).st_mtime
+    for name in ("schedule.env", "checkpoint_last.pt"):
+        path = os.path.join(save_dir, name)
+        if os.path.exists(path) and os.stat(path).st_mtime > finished:
+            return (f"{save_dir}: {name} is newer than the record of its finished training "
+                    f"({record}): a training resumed since was interrupted or is still "
+                    "running, and its checkpoints so far are scored")
+    return None
+
+
+def expected_training(save_dir, schedule_env):
+    """The options (``--expect``) and words (``--expected-by``) a checkpoint of SAVE_DIR's
+    training must have been saved with, from its records: schedule.env's model and schedule,
+    and the fairseq-train command of provenance.json where it records the same training.
+    Empty where SAVE_DIR names no trained model."""
+    trained_model, schedule = schedule_env.get("TRAINED_MODEL"), schedule_env.get("SCHEDULE")
+    if not trained_model:
+        return []
+    command = None
+    record = os.path.join(save_dir, RECORD)
+    if os.path.isfile(record):
+        training = read_record(record, "training")
+        if (training.get("model"), training.get("schedule")) == (trained_model, schedule):
+            command = training.get("command")
+    expected = trained_settings(trained_model, schedule, command)
+    return [word for name, values in expected.items()
+            for word in ("--expect", f"{name}={','.join(values)}")] + [
+        "--expected-by", f"{trained_model} on the schedule {schedule} "
+        f"({os.path.join(save_dir, 'schedule.env')})"]
+
+
+def _start_in_own_group():
+    """Run in the child before it executes: its own process group, so that a signal meant for
+    the terminal's job reaches this command, which ends the child; and SIGTERM when this
+    command dies, even by SIGKILL (Linux)."""
+    os.setpgid(0, 0)
+    if sys.platform.startswith("linux"):
+        ctypes.CDLL(None).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+
+
+def run_child(command, **streams):
+    """Run ``command`` (a list of words; no shell) to its end and return its exit status. On
+    any way out of this command (a signal, an error) the child's process group is ended:
+    SIGTERM, then SIGKILL for what is left after a grace period."""
+    child = None
+    try:
+        with termination_deferred():
+            try:
+                child = subprocess.Popen(command, preexec_fn=_start_in_own_group, **streams)
+            except FileNotFoundError:
+                raise ToolError(f"{command[0]}: no such command; is the environment with "
+                                "xlpe-fairseq and fairseq active?") from None
+        return child.wait()
+    except BaseException:
+        if child is not None:
+            end_process_group(child)
+        raise
+
+
+def end_process_group(child):
+    with termination_deferred():
+        for signum in (signal.SIGTERM, signal.SIGKILL):
+            try:
+                os.killpg(child.pid, signum)
+            except ProcessLookupError:
+                break
+            try:
+                child.wait(timeout=END_GRACE_SECONDS)
+                break
+            except subprocess.TimeoutExpired:
+                continue
+        child.wait()
+
+
+def run_step(command):
+    """run_child; a failure ends this command with the child's exit status (it has said why)."""
+    status = run_child(command)
+    if status:
+        raise SystemExit(status if status > 0 else 128 - status)
+
+
+def evaluate(argv, prog):
+    name = os.path.basename(prog)
+    args = parse_arguments(argv, prog)
+    data, save_dir = args.operands
+    dry_run = args.dry_run
+    for path, what in ((data, "the corpus (OUT)"), (save_dir, "the checkpoints (SAVE_DIR)")):
+        check_folder_name(path, what)
+    # an empty name (an unset variable) or a system folder is refused before it is read
+    if not dry_run:
+        check_work_folder(data, "the corpus (OUT)", writable=False)
+        check_work_folder(save_dir, "the checkpoints (SAVE_DIR)")
+    # every path from here on as the folder is, links resolved: messages name the real
+    # folders, and a folder named like an option is never taken for one
+    data, save_dir = os.path.realpath(data), os.path.realpath(save_dir)
+    recipe_env = os.path.join(data, "recipe.env")
+    if not os.path.exists(recipe_env):
+        raise Refused(f"{recipe_env}: no such file; is {data} a data_prep recipe's OUTDIR?", 1)
+    recipe = read_settings(recipe_env, ("SRC", "TGT", "LOWERCASE"))
+    for key in ("SRC", "TGT"):
+        if not re.fullmatch(r"[A-Za-z]{2,8}([-_][A-Za-z0-9]{1,8})*", recipe.get(key, "")):
+            got = repr(recipe[key]) if key in recipe else "no such line"
+            raise InputError(f"{recipe_env}: expected a line {key}= and a language code such as "
+                             f"en, got {got}")
+    src, tgt = recipe["SRC"], recipe["TGT"]
+    os.environ["TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD"] = "1"
+    check_bleu_tokenizer(tgt, args.tokenize)
+
+    # SCHEDULE and, from examples/train.sh, TRAINED_MODEL: how SAVE_DIR was trained
+    schedule_env_path = os.path.join(save_dir, "schedule.env")
+    schedule_env = (read_settings(schedule_env_path, ("SCHEDULE", "TRAINED_MODEL"))
+                    if os.path.isfile(schedule_env_path) else {})
+    schedule = args.schedule or schedule_env.get("SCHEDULE", "")
+    if not schedule:
+        raise Refused(f"{schedule_env_path}: no such file (train-*.sh writes it); pass "
+                      f"--schedule, one of: {' '.join(SCHEDULES)}", 2)
+    trained_model = schedule_env.get("TRAINED_MODEL", "")
+    model = args.model or trained_model
+    if not model:
+        raise Refused(f"--model is required: {schedule_env_path} does not name it", 2)
+    if trained_model and model != trained_model:
+        raise Refused(f"{save_dir} holds a {trained_model} model (examples/train.sh "
+                      f"{trained_model}), not {model}: pass --model {trained_model}", 2)
+    data_bin = os.path.join(data, "data-bin", data_bin_variant(model))
+    # XL PE's test positions: the preorderer's N best reorderings, else the data-bin's (the best)
+    nbest, positions = None, []
+    if is_xl_pe(model):
+        nbest = args.nbest or "1"
+        if int(nbest) > 1:
+            preorderer = os.path.join(data, "preorderer.pt")
+            if not os.path.isfile(preorderer) and not dry_run:
+                raise Refused(f"{preorderer}: no such file; --preorderer-nbest {nbest} chooses "
+                              "among its reorderings (--preorderer-nbest 1 decodes the "
+                              "data-bin's test positions)", 1)
+            positions = ["--preorderer", preorderer, "--preorderer-nbest", nbest]
+    elif args.nbest is not None:
+        raise Refused("--preorderer-nbest is for XL PE models (xlpe, xlpe-*, encoder-free-inxl),"
+                      f" not {model}", 2)
+    if schedule not in DECODING:
+        raise Refused(f"unknown schedule '{schedule}': {' '.join(SCHEDULES)}", 2)
+    average, beam, lenpen = DECODING[schedule]
+    average = int(args.average) if args.average is not None else average
+    beam = args.beam or str(beam)
+    lenpen = args.lenpen or lenpen
+    subset = args.subset
+    # the reference as prepared (OUT/reference, in OUT's record), not the raw folder as it is
+    # now; lowercased data (IWSLT): the lowercased tokenized text, detokenized
+    reference = os.path.join(data, "reference", f"{subset}.{tgt}")
+    lowercased = recipe.get("LOWERCASE", "0") not in ("", "0")
+    reference_flags = ["--tokenized-reference"] if lowercased else []
+    # what decoding and scoring will read, before the checkpoints are averaged
+    if not dry_run:
+        if not os.path.isdir(save_dir):
+            raise Refused(f"{save_dir}: no such folder; the checkpoint folder of "
+                          "examples/train.sh", 1)
+        for path in (os.path.join(data_bin, f"{subset}.{src}-{tgt}.{src}.idx"), reference):
+            if not os.path.isfile(path):
+                raise Refused(f"{path}: no such file; has the data_prep recipe made the {subset} "
+                              f"split of {data}?", 1)
+
+    if average > 0 and not dry_run:
+        average = checkpoints_to_average(save_dir, average, args.average is not None, name)
+    outputs = {
+        "generate": os.path.join(save_dir, f"generate-{subset}.out"),
+        "hypotheses": os.path.join(save_dir, f"hypotheses-{subset}.{tgt}"),
+        "bleu": os.path.join(save_dir, f"bleu-{subset}.json"),
+        "provenance": os.path.join(save_dir, f"provenance-{subset}.json"),
+    }
+    if not dry_run:
+        # the first write: OUT read while no preparation rewrites it, SAVE_DIR written by one
+        # run at a time; then OUT as its record has it, and this run's outputs only (a failure
+        # leaves no earlier run's scores beside its report)
+        try:
+            claim_folder(data, "read", "the corpus (OUT)", name)
+            claim_folder(save_dir, "write", "the checkpoints (SAVE_DIR)", name)
+        except FolderInUse as err:
+            raise Refused(f"{name}: {err}", 1) from None
+        for warning in verify_corpus(data, os.path.basename(data_bin), subset):
+            print(f"{name}: warning: {warning}", file=sys.stderr)
+        for path in outputs.values():
+            if os.path.lexists(path):
+                os.unlink(path)
+    if average > 0:
+        checkpoint = os.path.join(save_dir, f"checkpoint_avg{average}.pt")
+        step(["xlpe-average-checkpoints", "--checkpoint-dir", save_dir, "--num", str(average),
+              "--output", checkpoint], dry_run)
+    else:
+        checkpoint = os.path.join(save_dir, "checkpoint_best.pt")
+        if not os.path.isfile(checkpoint) and not dry_run:
+            raise Refused(f"{checkpoint}: no such file; has the training in {save_dir} saved a "
+                          "checkpoint?", 1)
+    if not dry_run:
+        # trained on this corpus's data-bin as it is now (tasks/data_provenance.py records
+        # it), and by SAVE_DIR's training (its architecture and schedule)
+        run_step(["xlpe-provenance", "verify-checkpoint", "--prog", name, checkpoint,
+                  "--corpus", data, *expected_training(save_dir, schedule_env)])
+        unfinished = unfinished_training(save_dir)
+        if unfinished:
+            print(f"{name}: warning: {unfinished}", file=sys.stderr)
+    chosen = f", the preorderer's {nbest} best reorderings" if positions else ""
+    print(f"schedule {schedule}: {os.path.basename(checkpoint)}, beam {beam}, lenpen "
+          f"{lenpen}{chosen}", file=sys.stderr)
+
+    # --required-batch-size-multiple 1: fairseq-generate drops the last sentences otherwise
+    generate = [
+        "fairseq-generate", data_bin, "--user-dir", USER_DIR, "--task", "translation_reorder",
+        "--source-lang", src, "--target-lang", tgt, "--gen-subset", subset, "--path",
+        checkpoint, "--beam", beam, "--lenpen", lenpen, "--batch-size", "128",
+        "--required-batch-size-multiple", "1", "--remove-bpe", *positions,
+        *(["--cpu"] if args.cpu else []),
+    ]
+    if dry_run:
+        print(shlex.join(generate))
+        return
+    decode(generate, outputs["generate"], os.path.join(save_dir, f"generate-{subset}.log"), name)
+    run_step([
+        "xlpe-bleu", "--name", f"{os.path.basename(data)} {model} "
+        f"({os.path.basename(checkpoint)}, {subset})", "--generate-output", outputs["generate"],
+        "--reference", reference, "--target-lang", tgt, *reference_flags, "--json",
+        outputs["bleu"], "--detokenized-output", outputs["hypotheses"],
+        *(["--tokenize", args.tokenize] if args.tokenize is not None else []),
+    ])
+    # what the scores were made from, written last
+    recorded = {"model": model, "schedule": schedule, "average": average, "beam": beam,
+                "lenpen": lenpen, "preorderer_nbest": nbest or ""}
+    run_step([
+        "xlpe-provenance", "evaluation", "--prog", name, save_dir, "--subset", subset,
+        "--checkpoint", checkpoint, "--data-bin", data_bin, "--corpus", data, "--reference",
+        reference, *[word for key in ("generate", "hypotheses", "bleu")
+                     for word in ("--output", outputs[key])],
+        *[word for key, value in recorded.items() for word in ("--option", f"{key}={value}")],
+        "--", prog, *argv,
+    ])
+    print(f"{name}: translations in {outputs['hypotheses']} (fairseq's output: "
+          f"{outputs['generate']}), scores in {outputs['bleu']} (what they were made from: "
+          f"{outputs['provenance']})", file=sys.stderr)
+
+
+def check_bleu_tokenizer(tgt, tokenize):
+    """sacreBLEU's tokenizer, --tokenize's or the target language's, with what it needs
+    installed: checked now, not after decoding."""
+    import sacrebleu
+
+    from ..evaluation.bleu import bleu_tokenizer
+
+    names = list(sacrebleu.metrics.BLEU.TOKENIZERS)
+    if tokenize is not None and tokenize not in names:
+        raise Refused(f"--tokenize must be one of: {' '.join(names)}, not '{tokenize}'", 2)
+    bleu_tokenizer(tgt, tokenize)
+
+
+def step(command, dry_run):
+    """Run ``command``, or print it under --dry-run."""
+    if dry_run:
+        print(shlex.join(command))
+    else:
+        run_step(command)
+
+
+def decode(generate, output, log, name):
+    """fairseq-generate into ``output``, written under a hidden name and renamed when
+    complete (a failed or interrupted run leaves none, and a killed run's is removed by the
+    next); its report into ``log``."""
+    with atomic_output(output) as partial, open(log, "w", encoding="utf-8") as report:
+        status = run_child(generate, stdout=partial, stderr=report)
+        if status:
+            report.close()
+            with open(log, encoding="utf-8", errors="replace") as stream:
+                lines = stream.read().splitlines()
+            # the plugin's own errors are one line that says what to do (the log holds nothing
+            # more); else fairseq's last lines, the whole report kept in the log
+            errors = [line for line in lines if line.startswith("fairseq-generate: error: ")]
+            if errors:
+                os.unlink(log)
+                raise Refused(errors[0], 1)
+            for line in lines[-20:]:
+                print(line, file=sys.stderr)
+            raise Refused(f"{name}: fairseq-generate failed; its whole report: {log}", 1)
+
+
+def main(argv=None):
+    argv = list(sys.argv[1:] if argv is None else argv)
+    prog = "xlpe-evaluate"
+    # the shell wrapper's name (examples/evaluate.sh), for its usage, messages and record
+    if argv[:1] == ["--prog"] and len(argv) >= 2:
+        prog, argv = argv[1], argv[2:]
+    run_command(lambda: evaluate(argv, prog), os.path.basename(prog))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
