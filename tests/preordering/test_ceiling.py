@@ -111,6 +111,8 @@ def test_command_prints_the_table(tmp_path, capsys):
     row = next(line for line in report.splitlines() if line.startswith("all"))
     assert row.split()[1:5] == ["2", "1.0000", "-1.0000", "100%"], report
     assert "same target" in report and "other target" not in report, report
+    assert report.rstrip().splitlines()[-1].startswith("gap closed: "), \
+        "the table must end with how to read its 'gap closed' column (a negative share too)"
 
 
 def test_command_says_so_when_no_source_repeats(tmp_path, capsys):

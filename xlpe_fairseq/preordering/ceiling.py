@@ -118,6 +118,15 @@ def ceiling_report(sources, positions, targets=None, short_length=6):
     return [(label, copy_agreement(positions, subset)) for label, subset in rows if subset]
 
 
+# a negative share is a reading users met without an explanation
+GAP_CLOSED_READING = (
+    "gap closed: of the way from the source order's tau to 1, how much one occurrence's "
+    "positions take another occurrence of the same source; near 100% a source-only "
+    "preorderer can learn the order, at 0% or below (the copy further from the alignment's "
+    "order than the source order) the alignment orders the same source differently, and "
+    "no source-only model can follow it there")
+
+
 def format_report(rows):
     lines = [f"{'repeated sources':16}{'pairs':>7}{'tau copy':>10}{'tau mono':>10}"
              f"{'gap closed':>12}{'FRS copy':>10}{'FRS mono':>10}{'exact copy':>12}"]
@@ -128,6 +137,7 @@ def format_report(rows):
                      f"{row['copy']['fuzzy_reordering_score']:10.4f}"
                      f"{row['monotone']['fuzzy_reordering_score']:10.4f}"
                      f"{row['copy']['exact_match']:12.4f}")
+    lines.append(GAP_CLOSED_READING)
     return "\n".join(lines)
 
 
