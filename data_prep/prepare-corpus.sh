@@ -42,15 +42,15 @@
 #   -h, --help            this text
 # The preorderer (XL PE's test positions) follows the corpus: an ensemble of PREORDER_SEEDS=4
 # structured-loss models (3 from 35,000 to 50,000 pairs), PREORDER_EPOCHS=9,
-# PREORDER_BATCH_TOKENS=2000, PREORDER_MAX_LENGTH=150, trained as one-thread processes side by
-# side (PREORDER_THREADS=1, PREORDER_JOBS=the cores); above 50,000 pairs the same four members
-# on one seeded sample of PREORDER_SAMPLE=35000 pairs, so 3 to 13 minutes on 2 fast CPU cores
-# (up to three times that on slow ones) at any size (docs/preorderer.md). Each of them, and the other environment settings of
-# data_prep/pipeline.sh, can be set: PREORDER_SECONDS=3600 (a cap), PREORDER_DEVICE=cpu (or
-# cuda), PREORDER_LOSS (pairwise, structured or both), XLPE_TRAIN_POSITIONS=oracle (or
-# predicted, mixed), PREORDER_FOLDS=2. An option wins over its variable (MERGES, MAX_LEN,
-# MAX_RATIO, RATIO_RULE, LOWERCASE, JOINED_DICT, WORKERS). Every value is checked before any
-# work starts.
+# PREORDER_BATCH_TOKENS=2000, PREORDER_MAX_LENGTH=150, trained as one-thread processes side
+# by side (PREORDER_THREADS=1, PREORDER_JOBS=the cores); above 50,000 training pairs the same
+# four members on one seeded sample of PREORDER_SAMPLE=35000 pairs, so 3 to 13 minutes on 2
+# fast CPU cores (up to three times that on slow ones) at any size (docs/preorderer.md). Each
+# of them, and the other environment settings of data_prep/pipeline.sh, can be set:
+# PREORDER_SECONDS=3600 (a cap), PREORDER_DEVICE=cpu (or cuda), PREORDER_LOSS (pairwise,
+# structured or both), XLPE_TRAIN_POSITIONS=oracle (or predicted, mixed), PREORDER_FOLDS=2.
+# An option wins over its variable (MERGES, MAX_LEN, MAX_RATIO, RATIO_RULE, LOWERCASE,
+# JOINED_DICT, WORKERS). Every value is checked before any work starts.
 # A rerun into the same OUT skips each step whose inputs and settings are those its outputs
 # were made from (by content, whatever the files' times) and redoes the others.
 # At the end, the advice line names the model to train beside the baseline, with the command:

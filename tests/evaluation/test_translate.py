@@ -7,6 +7,7 @@ import pytest
 
 from xlpe_fairseq.evaluation.translate import build_parser, read_recipe_env, resolve_arguments
 from xlpe_fairseq.io import InputError
+from xlpe_fairseq.io.provenance import file_digest, write_record
 
 
 def corpus(tmp_path, preorderer=True):
@@ -26,6 +27,36 @@ def corpus(tmp_path, preorderer=True):
 def resolved(*argv):
     args = build_parser().parse_args([str(a) for a in argv])
     return args, resolve_arguments(args)
+
+
+def scored_folder(tmp_path, checkpoint_name="checkpoint_avg3.pt"):
+    """A checkpoint folder with the test record evaluate.sh writes, naming the one it scored."""
+    folder = tmp_path / "ckpt"
+    folder.mkdir()
+    (folder / "checkpoint_best.pt").write_text("best")
+    scored = folder / checkpoint_name
+    scored.write_text("averaged")
+    write_record(folder / "provenance-test.json", "evaluation", ["evaluate.sh"], subset="test",
+                 checkpoint={"path": str(scored), "sha256": file_digest(scored)})
+    return folder, scored
+
+
+def test_a_checkpoint_folder_translates_with_the_checkpoint_evaluation_scored(tmp_path):
+    out, _ = corpus(tmp_path)
+    folder, scored = scored_folder(tmp_path)
+    _, checkpoints = resolved("--corpus", out, "--checkpoint", folder)
+    assert checkpoints == [str(scored)], "the folder must give the checkpoint its record names"
+
+
+def test_a_folder_without_an_evaluation_or_with_a_changed_checkpoint_is_refused(tmp_path):
+    out, _ = corpus(tmp_path)
+    folder, scored = scored_folder(tmp_path)
+    scored.write_text("trained further since")
+    with pytest.raises(InputError, match="not the checkpoint .* scored"):
+        resolved("--corpus", out, "--checkpoint", folder)
+    (folder / "provenance-test.json").unlink()
+    with pytest.raises(InputError, match="without provenance-test.json: run examples/evaluate.sh"):
+        resolved("--corpus", out, "--checkpoint", folder)
 
 
 def test_recipe_env_gives_languages_and_lowercasing(tmp_path):

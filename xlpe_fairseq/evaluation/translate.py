@@ -9,8 +9,11 @@ text detokenized by target language (``detokenize``: Moses; Chinese and Japanese
 with no space between their characters or next to their punctuation). Translations come one a line
 in the input's order. Every model family works; only XL PE models need the preorderer.
 
-    xlpe-translate --corpus data/fr-en --checkpoint checkpoints/fr-en/xlpe/checkpoint_avg5.pt \\
-        < new.fr > new.en
+    xlpe-translate --corpus data/fr-en --checkpoint checkpoints/fr-en/xlpe < new.fr > new.en
+
+``--checkpoint`` takes a checkpoint file, several joined by ':' (an ensemble), or a checkpoint
+folder that ``examples/evaluate.sh`` scored: the checkpoint it chose there, by its record
+(``provenance-test.json``).
 
 ``--corpus OUT`` (the OUT of ``data_prep/prepare-corpus.sh`` or another recipe) supplies the
 dictionaries (OUT/data-bin/text), the BPE codes (OUT/bpe/codes), the preorderer
@@ -37,7 +40,12 @@ from ..io import (
     text_lines,
 )
 from ..io.lines import stdin_lines
-from ..io.provenance import verify_checkpoint_on_corpus, verify_corpus
+from ..io.provenance import (
+    file_digest,
+    read_record,
+    verify_checkpoint_on_corpus,
+    verify_corpus,
+)
 from ..preprocessing.bpe import bpe_applier, write_checked_codes
 from ..preprocessing.tokenize import tokenize_line
 from .detokenize import detokenize_line
@@ -52,6 +60,23 @@ def read_recipe_env(path):
             if found and key in ("SRC", "TGT", "LOWERCASE"):
                 settings[key] = " ".join(shlex.split(value))
     return settings
+
+
+def scored_checkpoint(folder):
+    """The checkpoint evaluate.sh scored in ``folder``, by its test record: which one a
+    schedule averages depends on how many checkpoints the training saved."""
+    record_path = os.path.join(folder, "provenance-test.json")
+    if not os.path.exists(record_path):
+        raise InputError(f"{folder} is a folder without {os.path.basename(record_path)}: run "
+                         "examples/evaluate.sh OUT on it first (it chooses the checkpoint), or "
+                         "give a checkpoint file")
+    checkpoint = read_record(record_path, "evaluation")["checkpoint"]
+    if not os.path.isfile(checkpoint["path"]) or file_digest(checkpoint["path"]) != \
+            checkpoint["sha256"]:
+        raise InputError(f"{checkpoint['path']}: not the checkpoint {record_path} scored (gone "
+                         "or changed since): run examples/evaluate.sh again, or give a "
+                         "checkpoint file")
+    return checkpoint["path"]
 
 
 def resolve_arguments(args):
@@ -71,7 +96,8 @@ def resolve_arguments(args):
             args.preorderer = preorderer
     if not args.bpe_codes:
         raise InputError("give --bpe-codes (the corpus's bpe/codes) or --corpus")
-    checkpoints = args.checkpoint.split(os.pathsep)
+    checkpoints = [scored_checkpoint(path) if os.path.isdir(path) else path
+                   for path in args.checkpoint.split(os.pathsep)]
     require_files([*checkpoints, args.bpe_codes] + ([args.preorderer] if args.preorderer else [])
                   + ([args.input] if args.input else []))
     if args.data_bin:
@@ -174,7 +200,8 @@ def build_parser():
     parser = argparse.ArgumentParser(prog="xlpe-translate", description=__doc__.splitlines()[0],
                                      formatter_class=HelpFormatter)
     parser.add_argument("--checkpoint", required=True,
-                        help="model checkpoint (several joined by ':' translate as an ensemble)")
+                        help="model checkpoint (several joined by ':' translate as an ensemble), "
+                        "or a folder evaluate.sh scored: the checkpoint it chose there")
     parser.add_argument("--corpus", help="the recipe's OUT folder, which supplies the defaults "
                         "of --data-bin, --bpe-codes, --preorderer (OUT/preorderer.pt) and, from "
                         "OUT/recipe.env, the languages and --lowercase")
