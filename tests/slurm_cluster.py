@@ -32,9 +32,10 @@ PARTITION = "tests"
 def slurm_conf(state):
     node = subprocess.run(["slurmd", "-C"], capture_output=True, text=True,
                           check=True).stdout.splitlines()[0]
+    # the daemons reach each other on the loopback, whether or not the host name resolves
     return "\n".join([
         "ClusterName=xlpe-tests",
-        f"SlurmctldHost={socket.gethostname()}",
+        f"SlurmctldHost={socket.gethostname()}(127.0.0.1)",
         f"SlurmctldPort={CONTROLLER_PORT}", f"SlurmdPort={NODE_PORT}",
         "SlurmUser=root", "SlurmdUser=root", "AuthType=auth/munge",
         "ProctrackType=proctrack/linuxproc", "TaskPlugin=task/none",
@@ -45,7 +46,7 @@ def slurm_conf(state):
         f"StateSaveLocation={state / 'ctld'}", f"SlurmdSpoolDir={state / 'spool'}",
         f"SlurmctldPidFile={state / 'slurmctld.pid'}", f"SlurmdPidFile={state / 'slurmd.pid'}",
         f"SlurmctldLogFile={state / 'slurmctld.log'}", f"SlurmdLogFile={state / 'slurmd.log'}",
-        node,
+        f"{node} NodeAddr=127.0.0.1",
         f"PartitionName={PARTITION} Nodes=ALL Default=YES MaxTime=INFINITE State=UP",
         "",
     ])

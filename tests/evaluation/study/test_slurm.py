@@ -1,6 +1,7 @@
 """xlpe-study's runs as jobs of a real single-node SLURM (``slurm_cluster``): the same BLEU as
 the local launcher, each run's state on a rerun, a failed job's error in one line, and a
-requeued job resuming from its checkpoint."""
+requeued job resuming from its checkpoint; and the SLURM options' checks."""
+import argparse
 import json
 import re
 import subprocess
@@ -12,6 +13,8 @@ import pytest
 from slurm_cluster import slurm  # noqa: F401  (the fixture)
 from test_cli_end_to_end import TINY_MODEL, binarized_corpus
 from warm_python import run_module
+from xlpe_fairseq.evaluation.study.cli import main
+from xlpe_fairseq.evaluation.study.slurm import sbatch_options
 
 TINY = " ".join([*TINY_MODEL, "--max-tokens", "800"])
 
@@ -43,6 +46,27 @@ def study_args(corpus, work, models=("transformer", "dpe"), seeds=("1", "2"), up
 
 SLURM = ["--launcher", "slurm", "--time", "10", "--cpus-per-run", "1", "--mem-per-run", "2",
          "--sbatch-args", "--job-name=xlpe-test --comment=tests"]
+
+
+def test_sbatch_args_are_long_options_with_or_without_a_value():
+    assert sbatch_options("--account=nmt --exclusive --constraint='a100|h100'") == \
+        {"account": "nmt", "exclusive": True, "constraint": "a100|h100"}
+    for wrong in ("-A nmt", "--account nmt", "--"):
+        with pytest.raises(argparse.ArgumentTypeError, match="expected sbatch's long options"):
+            sbatch_options(wrong)
+
+
+@pytest.mark.parametrize("options, message", [
+    (["--launcher", "slurm"], "--launcher slurm needs --time"),
+    (["--partition", "gpu", "--time", "60"], "--partition --time: only with --launcher slurm"),
+    (["--launcher", "slurm", "--time", "60", "--sbatch-args=-A nmt"], "expected sbatch's long"),
+])
+def test_slurm_options_are_checked_before_anything_runs(options, message, capsys):
+    required = ["--data-bin", "D", "--source-lang", "xx", "--target-lang", "yy", "--reference",
+                "R", "--work", "W"]
+    with pytest.raises(SystemExit) as stop:
+        main([*required, *options])
+    assert stop.value.code == 2 and message in capsys.readouterr().err
 
 
 def job_ids(work):

@@ -171,8 +171,9 @@ def build_parser():
     cluster.add_argument("--mem-per-run", type=positive_int, metavar="GB",
                          help="sbatch --mem (default: the cluster's)")
     cluster.add_argument("--sbatch-args", type=sbatch_options, default="",
-                         help="further sbatch options, one string of --name=value words, "
-                         "e.g. '--account=nmt --qos=high --constraint=a100'")
+                         help="further sbatch options, one string of --name=value and --name "
+                         "words, e.g. '--account=nmt --qos=high'; a single one as "
+                         "--sbatch-args=--qos=high (they win over the options above)")
     parser.add_argument("--checkpoint", choices=["last", "best", "average"], default="last",
                         help="checkpoint each run is evaluated with: last; best (lowest valid "
                         "loss; every validation then saves a checkpoint, as fairseq updates "
