@@ -34,6 +34,8 @@ from .slurm import sbatch_options, submit_study
 
 def run_study(args):
     study = Study(args)
+    # --gpus-per-run above the GPUs this machine shows is refused before anything is written
+    gpus = placement(study) if args.launcher == "local" else None
     bleu_tokenizer(args.target_lang, args.tokenize)  # a missing extra fails now, not after training
     require_files([args.reference] + ([args.gold, args.source_bpe, args.target_bpe]
                                       if args.gold else []))
@@ -66,7 +68,6 @@ def run_study(args):
         pending = [run for run in runs if not finished(study, *run)]
         print(f"xlpe-study: {len(runs)} runs, {len(runs) - len(pending)} already finished",
               file=sys.stderr)
-        gpus = placement(study)
         # one run per GPU group by default where CUDA shows several
         jobs = args.jobs or (len(gpus.groups) if gpus else 1)
         run_pending(study, pending, references, jobs, gpus)
