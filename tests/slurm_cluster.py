@@ -65,9 +65,12 @@ def install():
     if all(shutil.which(command) for command in ("slurmctld", "slurmd", "sbatch", "munged")):
         return
     env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    subprocess.run(["apt-get", "update", "-qq"], check=True, env=env, capture_output=True)
-    subprocess.run(["apt-get", "install", "-y", "-qq", "slurm-wlm", "munge"], check=True,
-                   env=env, capture_output=True)
+    for command in (["apt-get", "update", "-qq"],
+                    ["apt-get", "install", "-y", "-qq", "slurm-wlm", "munge"]):
+        result = subprocess.run(command, env=env, capture_output=True, text=True)
+        if result.returncode != 0:
+            raise RuntimeError(f"{' '.join(command)} failed (exit {result.returncode}): "
+                               f"{result.stderr.strip()[-2000:]}")
 
 
 def munge_works():
