@@ -157,8 +157,8 @@ def build_parser():
                         "(CUDA_VISIBLE_DEVICES in the run's command); unused on the CPU "
                         "(default: %(default)s)")
     cluster = parser.add_argument_group(
-        "SLURM", "--launcher slurm submits each run (training, decoding, scoring) as a job "
-        "and returns; the same command again tells each run's state, resubmits failed runs "
+        "SLURM", "each run (training, decoding, scoring) a SLURM job: the command submits "
+        "them and returns; called again, it tells each run's state, resubmits failed runs "
         "(they resume from their last checkpoint) and writes the report once all are done")
     cluster.add_argument("--launcher", choices=["local", "slurm"], default="local",
                          help="where runs train: this machine, or SLURM jobs through submitit "
