@@ -384,8 +384,8 @@ train_main() {
         echo "training $model, size $size, on the schedule $schedule (from $SCHEDULE_SOURCE):"
         [[ -z $shortened ]] || echo "$shortened"
         echo "  $MAX_UPDATE updates, warmup $WARMUP, lr $LR, dropout $DROPOUT; a batch of" \
-            "$MAX_TOKENS tokens x $((world * update_freq)) ($(device_label "$world") x update-freq" \
-            "$update_freq; the paper's: x $BATCH_GPUS)"
+            "$MAX_TOKENS tokens x $((world * update_freq)) ($(device_label "$world") x" \
+            "update-freq $update_freq; the paper's: x $BATCH_GPUS)"
         echo "  validation and a checkpoint every $INTERVAL updates; evaluate.sh: $evaluation," \
             "beam $BEAM, lenpen $LENPEN"
         ((${#extra[@]} == 0)) || echo "  then, overriding any of these: ${extra[*]}"

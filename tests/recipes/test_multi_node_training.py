@@ -59,8 +59,8 @@ def test_the_script_trains_the_local_command_over_nodes_times_gpus(tmp_path):
     out = prepared_corpus(tmp_path / "out")
     local = shlex.split(train_sh("transformer", str(out), str(tmp_path / "ck"), "--size", "base",
                                  "--gpus", "8", "--dry-run"))
-    script = train_sh("transformer", str(out), str(tmp_path / "ck"), "--size", "base", "--gpus", "4",
-                      "--nodes", "2", "--sbatch")
+    script = train_sh("transformer", str(out), str(tmp_path / "ck"), "--size", "base",
+                      "--gpus", "4", "--nodes", "2", "--sbatch")
     for line in ("#SBATCH --nodes=2", "#SBATCH --ntasks-per-node=4",
                  "#SBATCH --gpus-per-node=4", "#SBATCH --requeue"):
         assert line in script.splitlines(), f"{line} expected in:\n{script}"
@@ -104,4 +104,5 @@ def test_two_slurm_tasks_train_one_model_with_ddp_over_gloo(slurm, tmp_path):  #
     assert all(torch.equal(ranks[0][name], ranks[1][name]) for name in ranks[0]), \
         "the ranks ended with different parameters: they did not train one model"
     assert (save_dir / "checkpoint_last.pt").exists() and (save_dir / "provenance.json").exists()
-    assert (save_dir / "schedule.env").read_text() == "SCHEDULE=dpe-iwslt\nTRAINED_MODEL=transformer\n"
+    assert (save_dir / "schedule.env").read_text() == \
+        "SCHEDULE=dpe-iwslt\nTRAINED_MODEL=transformer\n", "evaluate.sh reads the schedule there"
