@@ -64,6 +64,8 @@ setup(
         # fairseq logs "Please install tensorboardX" at import, in every command, without it
         # (and uses it for --tensorboard-logdir)
         "tensorboardX",
+        # xlpe-study --launcher slurm submits its runs as SLURM jobs through it
+        "submitit",
     ],
     extras_require={
         # PyPI's `fairseq` 0.12.2 does not import on Python >= 3.11 and its generate fails with

@@ -22,7 +22,8 @@
 #             and evaluate.sh finds checkpoints to average
 # The other options of examples/train_common.sh work here too (--schedule, --gpus 1, --fp16,
 # --bf16, --lr, --warmup, --max-tokens, --update-freq, --dry-run: print the fairseq-train
-# command instead of running it; --restart: start afresh in a CHECKPOINT_DIR that holds
+# command instead of running it; --sbatch [--nodes N]: print an sbatch script that trains it
+# over N nodes x --gpus GPUs through SLURM (docs/cluster.md); --restart: start afresh in a CHECKPOINT_DIR that holds
 # another run, which is moved into CHECKPOINT_DIR/replaced-TIME; -h, --help: this text); the
 # data-bin must be OUT's as prepared (OUT/provenance.json), and a CHECKPOINT_DIR of another
 # model or data is refused, not resumed (docs/input-rules.md); any other option goes to

@@ -13,8 +13,15 @@
 #                    (position baselines: Shaw et al. 2018, RoPE, ALiBi, T5's bias)
 #   --size S         one of the dataset's SIZES
 #   --gpus N         GPUs on this node; N > 1 trains with DDP, fairseq spawning one process
-#                    per GPU (--distributed-world-size N). For several nodes, run the command
-#                    that --dry-run prints under torchrun (fairseq reads its RANK/WORLD_SIZE).
+#                    per GPU (--distributed-world-size N). With --sbatch: GPUs per node, one
+#                    SLURM task each (on the CPU, -- --cpu: processes per node, over gloo)
+#   --nodes N        with --sbatch: nodes the one model trains on (default 1); the batch
+#                    stays the paper's, --update-freq over N x --gpus processes
+#   --sbatch         print an sbatch script instead of training: the same command, schedule
+#                    and outputs in SAVE_DIR (train.log, schedule.env, provenance.json), its
+#                    processes started by srun and joined by fairseq's own SLURM
+#                    initialization (--distributed-port); submit it with
+#                    `sbatch [--partition P --time T ...] SCRIPT` (docs/cluster.md)
 #   --fp16 | --bf16  mixed precision
 #   --schedule S     dpe-iwslt | dpe | re | xlpe: whose paper's schedule (optimization, batch,
 #                    checkpoints, and what evaluate.sh decodes with; see set_schedule). Default:
@@ -239,13 +246,14 @@ device_label() {
 train_main() {
     local model="" size=${SIZES%% *} gpus=1 precision=() update_freq="" schedule=""
     local max_update="" warmup="" lr="" max_tokens="" save_dir="" dry_run=0 restart=0 extra=()
+    local nodes=1 sbatch=0
     local name prog
     prog=$(basename "$0")
     # each value checked as it is read, an empty one too, before anything runs
     while [[ $# -gt 0 ]]; do
         case $1 in
-            --model | --size | --schedule | --gpus | --update-freq | --max-update | --warmup | \
-                    --lr | --max-tokens | --save-dir)
+            --model | --size | --schedule | --gpus | --nodes | --update-freq | --max-update | \
+                    --warmup | --lr | --max-tokens | --save-dir)
                 need_value "$1" $# || return ;;&
             --model) model=$2; shift 2 ;;
             --size) size=$2; shift 2 ;;
@@ -254,7 +262,7 @@ train_main() {
                 check_choice --schedule "$2" $SCHEDULES || return
                 schedule=$2
                 shift 2 ;;
-            --gpus | --update-freq | --max-update | --warmup | --max-tokens)
+            --gpus | --nodes | --update-freq | --max-update | --warmup | --max-tokens)
                 # counts, read as decimals (bash arithmetic takes 08 for a bad octal number)
                 check_whole "$1" "$2" 1 || return
                 name=${1#--}
@@ -274,6 +282,7 @@ train_main() {
             --fp16) precision=(--fp16); shift ;;
             --bf16) precision=(--bf16); shift ;;
             --dry-run) dry_run=1; shift ;;
+            --sbatch) sbatch=1; shift ;;
             --restart) restart=1; shift ;;
             --) shift; extra+=("$@"); break ;;
             *)
@@ -295,9 +304,13 @@ train_main() {
         echo "--model is required: $MODELS" >&2
         return 2
     fi
-    if ((gpus > 1 && !dry_run)); then
-        # more processes than GPUs fail only once fairseq starts them (--dry-run prints the
-        # command for another machine)
+    if ((nodes > 1 && !sbatch)); then
+        echo "--nodes $nodes: several nodes train through SLURM; add --sbatch" >&2
+        return 2
+    fi
+    if ((gpus > 1 && !dry_run && !sbatch)); then
+        # more processes than GPUs fail only once fairseq starts them (--dry-run and --sbatch
+        # print for another machine)
         local visible
         visible=$(python -c 'import torch; print(torch.cuda.device_count())')
         if ((visible == 0)); then
@@ -326,8 +339,16 @@ train_main() {
     fi
     MAX_UPDATE=${max_update:-$MAX_UPDATE} WARMUP=${warmup:-$WARMUP}
     LR=${lr:-$LR} MAX_TOKENS=${max_tokens:-$MAX_TOKENS}
+    # every process of every node trains on a share of the batch
+    local world=$((nodes * gpus)) cpu=0 distributed=()
+    [[ " ${extra[*]} " != *" --cpu "* ]] || cpu=1
+    if ((sbatch && cpu)); then
+        # DDP of CPU modules: over gloo, and with fairseq's own bucketing (legacy_ddp), as its
+        # c10d hands PyTorch the GPU-only device_ids
+        distributed=(--distributed-backend gloo --ddp-backend legacy_ddp)
+    fi
     # fewer GPUs than the paper's accumulate gradients to keep its batch size
-    update_freq=${update_freq:-$(((BATCH_GPUS + gpus - 1) / gpus))}
+    update_freq=${update_freq:-$(((BATCH_GPUS + world - 1) / world))}
     save_dir=${save_dir:-checkpoints/$DATASET/$model-$size}
     local bin
     bin=$(model_data_bin "$model")
@@ -344,9 +365,9 @@ train_main() {
         --max-update "$MAX_UPDATE" --save-interval-updates "$INTERVAL"
         --validate-interval-updates "$INTERVAL" --keep-interval-updates "$KEEP"
         --no-epoch-checkpoints --required-batch-size-multiple 1 "${SCHEDULE_EXTRA[@]}"
-        --update-freq "$update_freq" --distributed-world-size "$gpus"
+        --update-freq "$update_freq" --distributed-world-size "$world"
         --save-dir "$save_dir" --log-format simple --log-interval 100 "${precision[@]}"
-        "${extra[@]}"
+        "${distributed[@]}" "${extra[@]}"
     )
     # what evaluate.sh will find: the checkpoints of every INTERVAL updates, KEEP of them kept
     local saved=$((MAX_UPDATE / INTERVAL))
@@ -363,8 +384,8 @@ train_main() {
         echo "training $model, size $size, on the schedule $schedule (from $SCHEDULE_SOURCE):"
         [[ -z $shortened ]] || echo "$shortened"
         echo "  $MAX_UPDATE updates, warmup $WARMUP, lr $LR, dropout $DROPOUT; a batch of" \
-            "$MAX_TOKENS tokens x $((gpus * update_freq)) ($(device_label "$gpus") x update-freq" \
-            "$update_freq; the paper's: x $BATCH_GPUS)"
+            "$MAX_TOKENS tokens x $((world * update_freq)) ($(device_label "$world") x" \
+            "update-freq $update_freq; the paper's: x $BATCH_GPUS)"
         echo "  validation and a checkpoint every $INTERVAL updates; evaluate.sh: $evaluation," \
             "beam $BEAM, lenpen $LENPEN"
         ((${#extra[@]} == 0)) || echo "  then, overriding any of these: ${extra[*]}"
@@ -377,6 +398,13 @@ train_main() {
     if [[ ! -e $bin/dict.$SRC.txt ]]; then
         echo "$bin/dict.$SRC.txt: no such file; run the data_prep recipe into $DATA first" >&2
         return 1
+    fi
+    if ((sbatch)); then
+        # the corpus checked now, on the machine that submits
+        xlpe-provenance verify-corpus --prog "$prog" "$DATA" --data-bin "${bin##*/}" || return 1
+        sbatch_script "$model" "$size" "$schedule" "$nodes" "$gpus" "$cpu" "$save_dir" "$bin" \
+            "${command[@]}"
+        return
     fi
     # the data-bin as prepared (OUT's record), read while no preparation rewrites it
     claim_folder "$prog" read "$DATA" "the corpus (OUT)"
@@ -413,6 +441,45 @@ train_main() {
     write_schedule "$save_dir" "$schedule" "$model"
     xlpe-provenance training --prog "$prog" "$save_dir" --data-bin "$bin" --model "$model" \
         --size "$size" --schedule "$schedule" -- "${command[@]}"
+}
+
+# sbatch_script MODEL SIZE SCHEDULE NODES TASKS_PER_NODE CPU SAVE_DIR BIN COMMAND...: on stdout,
+# an sbatch script that runs COMMAND as NODES x TASKS_PER_NODE processes of one training,
+# with the records of a local run.
+sbatch_script() {
+    local model=$1 size=$2 schedule=$3 nodes=$4 tasks=$5 cpu=$6 save_dir=$7 bin=$8 prog
+    shift 8
+    prog=$(basename "$0")
+    local launch=(srun --kill-on-bad-exit=1)
+    if ((cpu)); then
+        # fairseq's SLURM path makes SLURM_LOCALID the CUDA device and sets it even with
+        # --cpu, which fails on a CPU build: on the CPU every process is device 0
+        launch+=(bash -c 'SLURM_LOCALID=0 exec "$@"' fairseq-train)
+    fi
+    echo "#!/bin/bash"
+    echo "# $prog: $model, size $size, schedule $schedule, on $nodes node(s) x $tasks" \
+        "process(es); submit with: sbatch [--partition P --time T ...] THIS_SCRIPT"
+    echo "#SBATCH --job-name=xlpe-$model-$size"
+    echo "#SBATCH --nodes=$nodes"
+    echo "#SBATCH --ntasks-per-node=$tasks"
+    ((cpu)) || echo "#SBATCH --gpus-per-node=$tasks"
+    # a preempted job starts again, and fairseq-train resumes from checkpoint_last.pt
+    echo "#SBATCH --requeue"
+    echo "#SBATCH --open-mode=append"
+    echo "set -euo pipefail"
+    printf 'cd %q\n' "$PWD"
+    echo "export TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD=1"
+    printf 'mkdir -p -- %q\n' "$save_dir"
+    printf "printf 'SCHEDULE=%%s\\\\nTRAINED_MODEL=%%s\\\\n' %q %q >%q\n" "$schedule" "$model" \
+        "$save_dir/schedule.env"
+    echo "# fairseq's SLURM initialization (--distributed-port): rank SLURM_PROCID, device"
+    echo "# SLURM_LOCALID, rank 0's address the job's first node; a port of this job's"
+    echo 'port=$((20000 + SLURM_JOB_ID % 20000))'
+    printf '%q ' "${launch[@]}" "$@"
+    printf -- '--distributed-port "$port" 2>&1 | tee -a %q\n' "$save_dir/train.log"
+    printf '%q ' xlpe-provenance training --prog "$prog" "$save_dir" --data-bin "$bin" \
+        --model "$model" --size "$size" --schedule "$schedule" -- "$@"
+    echo
 }
 
 # write_schedule SAVE_DIR SCHEDULE MODEL: SAVE_DIR/schedule.env, written atomically.

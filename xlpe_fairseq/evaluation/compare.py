@@ -84,8 +84,9 @@ def stored_parameter_count(state):
     return total
 
 
-def generate(checkpoint, data_bin, split, output, extra_args):
-    """Translate ``split`` with fairseq-generate; its stdout goes to ``output`` (atomically)."""
+def generate(checkpoint, data_bin, split, output, extra_args, environment=None):
+    """Translate ``split`` with fairseq-generate (``environment`` added to this process's); its
+    stdout goes to ``output`` (atomically)."""
     command = [
         sys.executable, "-m", "fairseq_cli.generate", str(data_bin), "--user-dir", USER_DIR,
         "--task", "translation_reorder", "--path", str(checkpoint), "--gen-subset", split,
@@ -93,7 +94,7 @@ def generate(checkpoint, data_bin, split, output, extra_args):
         "--required-batch-size-multiple", "1", "--remove-bpe", "--num-workers", "0",
         *extra_args,
     ]
-    env = {**os.environ, "TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD": "1"}
+    env = {**os.environ, "TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD": "1", **(environment or {})}
     result = subprocess.run(command, capture_output=True, text=True, env=env)
     if result.returncode != 0:
         # fairseq prints its whole configuration before a traceback: the last line says why,

@@ -40,12 +40,15 @@ options its checkpoint was trained with, defaults included (``options`` in ``rep
 a row whose seeds differ in any is refused: a code default changed between them, which the
 commands do not show. Progress lines give the
 ETA from the mean duration of the runs trained so far. ``--jobs N`` trains N runs at once
-(on a CPU, give each ``OMP_NUM_THREADS`` = cores / N).
+(on a CPU, give each ``OMP_NUM_THREADS`` = cores / N), each on GPUs of its own where CUDA shows
+several (``--gpus-per-run``). ``--launcher slurm`` submits each run as a SLURM job instead; the
+same command again tells the runs' states and writes the report once all are done.
 
 The modules, one idea each: ``profiles`` (settings and model flags), ``plan`` (rows, position
 sets, commands, the work folder's settings), ``runs`` (training, resuming, decoding, SIGTERM),
-``logs`` (what fairseq-train's log tells), ``statistics`` (bootstrap, oracle-gain shares),
-``report`` (Markdown, JSON, hypotheses, curves) and ``cli`` (the parser and ``main``).
+``devices`` (a node's GPUs among concurrent runs), ``slurm`` (runs as SLURM jobs), ``logs``
+(what fairseq-train's log tells), ``statistics`` (bootstrap, oracle-gain shares), ``report``
+(Markdown, JSON, hypotheses, curves) and ``cli`` (the parser and ``main``).
 """
 from .cli import build_parser, main
 from .logs import order_diagnostics, validation_curve

@@ -24,14 +24,18 @@ from ...io import (
     shell_words,
 )
 from ..bleu import add_tokenize_argument, bleu_tokenizer, detokenize
+from .devices import placement
 from .plan import Study
 from .profiles import MODEL_NAMES, PROFILES
 from .report import write_report
 from .runs import finished, run_pending
+from .slurm import sbatch_options, submit_study
 
 
 def run_study(args):
     study = Study(args)
+    # --gpus-per-run above the GPUs this machine shows is refused before anything is written
+    gpus = placement(study) if args.launcher == "local" else None
     bleu_tokenizer(args.target_lang, args.tokenize)  # a missing extra fails now, not after training
     require_files([args.reference] + ([args.gold, args.source_bpe, args.target_bpe]
                                       if args.gold else []))
@@ -55,10 +59,18 @@ def run_study(args):
         references = detokenize(references, args.target_lang)
 
     runs = [(model, seed) for model in args.models for seed in args.seeds]
-    pending = [run for run in runs if not finished(study, *run)]
-    print(f"xlpe-study: {len(runs)} runs, {len(runs) - len(pending)} already finished",
-          file=sys.stderr)
-    run_pending(study, pending, references, args.jobs)
+    if args.launcher == "slurm":
+        if not submit_study(study, runs, references):
+            print("xlpe-study: the report comes when every run is done; the same command "
+                  "tells their states again", file=sys.stderr)
+            return
+    else:
+        pending = [run for run in runs if not finished(study, *run)]
+        print(f"xlpe-study: {len(runs)} runs, {len(runs) - len(pending)} already finished",
+              file=sys.stderr)
+        # one run per GPU group by default where CUDA shows several
+        jobs = args.jobs or (len(gpus.groups) if gpus else 1)
+        run_pending(study, pending, references, jobs, gpus)
     write_report(study, args.models, args.seeds, references)
     print((study.work / "report.md").read_text(encoding="utf-8"), end="")
 
@@ -135,9 +147,34 @@ def build_parser():
                         "'dpe-lambda0=dpe --order-lambda 0' (repeatable)")
     parser.add_argument("--test-positions", nargs="+", default=[], metavar="NAME",
                         help="also decode every XL PE run with these sets' test positions")
-    parser.add_argument("--jobs", type=WORKERS, default=1,
-                        help="runs trained at once (default: 1; on a CPU set OMP_NUM_THREADS to "
-                        "cores / jobs)")
+    parser.add_argument("--jobs", type=WORKERS,
+                        help="runs trained at once, on distinct GPUs while there are enough "
+                        "(default: one per --gpus-per-run GPUs CUDA shows, else 1; on a CPU set "
+                        "OMP_NUM_THREADS to cores / jobs)")
+    parser.add_argument("--gpus-per-run", type=positive_int, default=1, metavar="N",
+                        help="GPUs each run trains on, with DDP when more than one; locally, "
+                        "runs trained at once go to distinct GPUs where CUDA shows several "
+                        "(CUDA_VISIBLE_DEVICES in the run's command); unused on the CPU "
+                        "(default: %(default)s)")
+    cluster = parser.add_argument_group(
+        "SLURM", "each run (training, decoding, scoring) a SLURM job: the command submits "
+        "them and returns; called again, it tells each run's state, resubmits failed runs "
+        "(they resume from their last checkpoint) and writes the report once all are done")
+    cluster.add_argument("--launcher", choices=["local", "slurm"], default="local",
+                         help="where runs train: this machine, or SLURM jobs through submitit "
+                         "(default: %(default)s)")
+    cluster.add_argument("--partition", help="sbatch --partition (default: the cluster's)")
+    cluster.add_argument("--time", type=positive_int, metavar="MINUTES",
+                         help="each run's time limit, sbatch --time (required with SLURM); a "
+                         "run past it is requeued and resumes")
+    cluster.add_argument("--cpus-per-run", type=positive_int, metavar="N",
+                         help="sbatch --cpus-per-task (default: the cluster's)")
+    cluster.add_argument("--mem-per-run", type=positive_int, metavar="GB",
+                         help="sbatch --mem (default: the cluster's)")
+    cluster.add_argument("--sbatch-args", type=sbatch_options, default="",
+                         help="further sbatch options, one string of --name=value and --name "
+                         "words, e.g. '--account=nmt --qos=high'; a single one as "
+                         "--sbatch-args=--qos=high (they win over the options above)")
     parser.add_argument("--checkpoint", choices=["last", "best", "average"], default="last",
                         help="checkpoint each run is evaluated with: last; best (lowest valid "
                         "loss; every validation then saves a checkpoint, as fairseq updates "
@@ -179,8 +216,18 @@ def main(argv=None):
     unknown = sorted(set(args.test_positions) - set(names))
     if unknown:
         parser.error(f"--test-positions {' '.join(unknown)}: not named by --positions")
-    if args.jobs < 1:
+    if args.jobs is not None and args.jobs < 1:
         parser.error("--jobs must be at least 1")
+    if args.launcher == "slurm" and args.time is None:
+        parser.error("--launcher slurm needs --time (minutes each run may take)")
+    slurm_only = [option for option, value in (("--partition", args.partition),
+                                               ("--time", args.time),
+                                               ("--cpus-per-run", args.cpus_per_run),
+                                               ("--mem-per-run", args.mem_per_run),
+                                               ("--sbatch-args", args.sbatch_args))
+                  if value and args.launcher == "local"]
+    if slurm_only:
+        parser.error(f"{' '.join(slurm_only)}: only with --launcher slurm")
     if args.baseline and args.baseline not in args.models:
         parser.error(f"--baseline {args.baseline} is not one of --models")
     if args.gold and not (args.source_bpe and args.target_bpe):

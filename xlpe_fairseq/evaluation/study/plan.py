@@ -190,6 +190,10 @@ class Study:
     def device_flags(self, key):
         return ["--cpu"] if self.args.cpu else self.profile[key]
 
+    def gpus_per_run(self):
+        """The GPUs one run trains on: none on the CPU."""
+        return 0 if "--cpu" in self.device_flags("device") else self.args.gpus_per_run
+
     def settings(self):
         """What makes two runs of the study comparable; stored in WORK/settings.json."""
         return {
@@ -202,6 +206,9 @@ class Study:
             # absent from folders made before averaging was an option: None is their value
             "average_last": self.args.average_last if self.args.checkpoint == "average" else None,
             "cpu": self.args.cpu,
+            # DDP over G GPUs trains on G times the batch; absent from folders made before,
+            # None is one GPU's value
+            "gpus_per_run": self.gpus_per_run() if self.gpus_per_run() > 1 else None,
             # an explicit --tokenize (None: the target language's, which target_lang fixes)
             "tokenize": self.args.tokenize,
             "positions": {name: os.path.abspath(path) for name, path in self.positions.items()}

@@ -18,11 +18,13 @@ from ..average_checkpoints import write_average
 from ..bleu import bleu_tokenizer, detokenize, score
 from ..compare import generate, read_checkpoint, stored_parameter_count
 from ..generate_output import IncompleteGenerationError, read_hypotheses
+from .devices import device_environment
 from .logs import validation_curve
 
 
-def train(study, model, seed):
-    """Train one run to the budget; fairseq-train resumes from checkpoint_last.pt if present.
+def train(study, model, seed, gpus=()):
+    """Train one run to the budget (on ``gpus``, recorded in its command.txt, where given);
+    fairseq-train resumes from checkpoint_last.pt if present.
 
     ``trained`` marks a finished training: fairseq-train restarted on a checkpoint at its
     budget would take one more update before it stops.
@@ -32,8 +34,12 @@ def train(study, model, seed):
         return
     run_dir.mkdir(parents=True, exist_ok=True)
     command = study.train_command(model, seed)
-    (run_dir / "command.txt").write_text(shlex.join(command) + "\n", encoding="utf-8")
-    env = {**os.environ, "TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD": "1", "PYTHONWARNINGS": "ignore"}
+    devices = device_environment(gpus)
+    (run_dir / "command.txt").write_text(
+        " ".join([*(f"{name}={value}" for name, value in devices.items()),
+                  shlex.join(command)]) + "\n", encoding="utf-8")
+    env = {**os.environ, "TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD": "1", "PYTHONWARNINGS": "ignore",
+           **devices}
     with open(run_dir / "train.log", "a", encoding="utf-8") as log:
         result = subprocess.run(command, stdout=log, stderr=subprocess.STDOUT, env=env)
     if result.returncode != 0:
@@ -70,8 +76,9 @@ def finished(study, model, seed):
                for _, name in study.evaluations(model))
 
 
-def evaluate(study, model, seed, references, test_positions=None):
-    """Translate the test split (with another set's positions), score it, write its result."""
+def evaluate(study, model, seed, references, test_positions=None, gpus=()):
+    """Translate the test split (with another set's positions, on ``gpus`` where given), score
+    it, write its result."""
     args = study.args
     run_dir = study.run_dir(model, seed)
     checkpoint = checkpoint_to_decode(study, model, seed)
@@ -80,7 +87,7 @@ def evaluate(study, model, seed, references, test_positions=None):
     generate(checkpoint, data_bin, args.gen_subset, str(output),
              ["--source-lang", args.source_lang, "--target-lang", args.target_lang,
               *shlex.split(args.generate_args), *study.generate_options(test_positions),
-              *study.device_flags("generate_device")])
+              *study.device_flags("generate_device")], device_environment(gpus))
     try:
         hypotheses = read_hypotheses(str(output), len(references))
     except IncompleteGenerationError as err:
@@ -91,7 +98,7 @@ def evaluate(study, model, seed, references, test_positions=None):
                                                     bleu_tokenizer(args.target_lang, args.tokenize)),
               "parameters": stored_parameter_count(state), "options": trained_options(state)}
     if args.gold:
-        result["aer"] = alignment_error_rate(study, data_bin, checkpoint, aer_json)
+        result["aer"] = alignment_error_rate(study, data_bin, checkpoint, aer_json, gpus)
     result["curve"] = validation_curve(run_dir / "train.log")
     with atomic_output(str(result_json)) as out:
         json.dump(result, out, indent=2)
@@ -160,14 +167,15 @@ def row_options(model, seeds, runs):
     return options[0]
 
 
-def alignment_error_rate(study, data_bin, checkpoint, scores):
+def alignment_error_rate(study, data_bin, checkpoint, scores, gpus=()):
     """AER of the model's attention against the gold alignment (``xlpe-aer``, JSON to ``scores``)."""
     args = study.args
     command = [sys.executable, "-m", "xlpe_fairseq.evaluation.attention_alignment",
                "--gold", args.gold, "--source-bpe", args.source_bpe, "--target-bpe",
                args.target_bpe, "--data-bin", str(data_bin), "--split",
                args.gen_subset, "--checkpoint", f"model={checkpoint}", "--json", str(scores)]
-    env = {**os.environ, "TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD": "1", "PYTHONWARNINGS": "ignore"}
+    env = {**os.environ, "TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD": "1", "PYTHONWARNINGS": "ignore",
+           **device_environment(gpus)}
     result = subprocess.run(command, capture_output=True, text=True, env=env)
     if result.returncode != 0:
         raise ToolError(f"{shlex.join(command)} failed:\n{result.stderr[-3000:]}")
@@ -180,10 +188,11 @@ def format_duration(seconds):
     return f"{minutes // 60} h {minutes % 60:02d} min" if minutes >= 60 else f"{minutes} min"
 
 
-def train_and_evaluate(study, model, seed, references):
-    """One run: train (or resume), then every evaluation not done yet (a test position set added
-    to a finished study decodes only with that set); returns the main evaluation's result."""
-    train(study, model, seed)
+def train_and_evaluate(study, model, seed, references, gpus=()):
+    """One run (on ``gpus`` where given): train (or resume), then every evaluation not done yet
+    (a test position set added to a finished study decodes only with that set); returns the
+    main evaluation's result."""
+    train(study, model, seed, gpus)
     if study.args.checkpoint == "average":
         average_last_validations(study, model, seed)
     results = []
@@ -193,17 +202,19 @@ def train_and_evaluate(study, model, seed, references):
             with open(result_json, encoding="utf-8") as f:
                 results.append(json.load(f))
         else:
-            results.append(evaluate(study, model, seed, references, name))
+            results.append(evaluate(study, model, seed, references, name, gpus))
     return results[0]
 
 
-def run_pending(study, pending, references, jobs):
-    """Train and evaluate ``pending`` runs, ``jobs`` at a time, with progress and an ETA."""
+def run_pending(study, pending, references, jobs, gpus=None):
+    """Train and evaluate ``pending`` runs, ``jobs`` at a time, each on GPUs of its own where
+    ``gpus`` (a GpuPlacement) is given, with progress and an ETA."""
     durations, done, lock = [], [0], threading.Lock()
 
     def one(model, seed):
         started = time.monotonic()
-        result = train_and_evaluate(study, model, seed, references)
+        with gpus.place() if gpus else contextlib.nullcontext(()) as placed:
+            result = train_and_evaluate(study, model, seed, references, placed)
         with lock:
             durations.append(time.monotonic() - started)
             done[0] += 1
