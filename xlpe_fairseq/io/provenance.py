@@ -387,15 +387,15 @@ def verify_trained_as(path, expected, expected_by):
                              f"{flag} {choices}: not a checkpoint of that training")
 
 
-def _expectations(pairs):
-    """``{name: [values]}`` of ``--expect NAME=VALUE[,VALUE...]`` options."""
-    expected = {}
+def _key_values(pairs, option, expected="KEY=VALUE"):
+    """``{key: value}`` of ``option KEY=VALUE`` options; InputError naming a malformed one."""
+    values = {}
     for pair in pairs:
-        name, sep, values = pair.partition("=")
-        if not sep or not name:
-            raise InputError(f"--expect {pair}: expected NAME=VALUE[,VALUE...]")
-        expected[name] = values.split(",")
-    return expected
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise InputError(f"{option} {pair}: expected {expected}")
+        values[key] = value
+    return values
 
 
 def record_evaluation(save_dir, subset, checkpoint, data_bin, corpus, reference, outputs,
@@ -409,16 +409,6 @@ def record_evaluation(save_dir, subset, checkpoint, data_bin, corpus, reference,
         subset=subset, checkpoint=entry(checkpoint), data_bin=os.path.abspath(data_bin),
         corpus_record=entry(os.path.join(corpus, RECORD)), reference=entry(reference),
         options=options, outputs={os.path.basename(p): entry(p) for p in outputs})
-
-
-def _settings(pairs):
-    settings = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key:
-            raise InputError(f"--setting {pair}: expected KEY=VALUE")
-        settings[key] = value
-    return settings
 
 
 def main(argv=None):
@@ -485,13 +475,16 @@ def main(argv=None):
             path = args.path if args.path is not None else (run or [""])[0]
             print(check_work_folder(path, args.what))
         elif args.action == "corpus":
-            record_corpus(args.out, args.raw, args.src, args.tgt, _settings(args.setting),
+            record_corpus(args.out, args.raw, args.src, args.tgt, _key_values(args.setting, "--setting"),
                           args.run, args.given)
         elif args.action == "verify-corpus":
             for warning in verify_corpus(args.out, args.data_bin, args.reference):
                 print(f"{args.prog}: warning: {warning}", file=sys.stderr)
         elif args.action == "verify-checkpoint":
-            verify_trained_as(args.checkpoint, _expectations(args.expect), args.expected_by)
+            expected = _key_values(args.expect, "--expect", "NAME=VALUE[,VALUE...]")
+            verify_trained_as(args.checkpoint,
+                              {name: values.split(",") for name, values in expected.items()},
+                              args.expected_by)
             verified = (verify_checkpoint(args.checkpoint, args.data_bin) if args.data_bin
                         else verify_checkpoint_on_corpus(args.checkpoint, args.corpus))
             if not verified:
@@ -504,7 +497,7 @@ def main(argv=None):
         elif args.action == "evaluation":
             record_evaluation(args.save_dir, args.subset, args.checkpoint, args.data_bin,
                               args.corpus, args.reference, args.output,
-                              _settings(args.option), args.run)
+                              _key_values(args.option, "--option"), args.run)
         else:
             print(json.dumps(read_record(args.record), indent=1, ensure_ascii=False))
 
