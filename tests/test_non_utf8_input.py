@@ -363,6 +363,20 @@ def evaluate_recipe_env(tmp):
     return [str(tmp / "corpus"), str(tmp / "out")], not_utf8(recipe_env, 2)
 
 
+def train_schedule_env(tmp):
+    """A folder of a training whose schedule.env (which names the model trained there) is
+    not UTF-8: read before any lock is taken or file written."""
+    text = tmp / "corpus" / "data-bin" / "text"
+    text.mkdir(parents=True)
+    for name in ("train.fr-en.fr.idx", "dict.fr.txt", "dict.en.txt"):
+        (text / name).write_text("")
+    (tmp / "ck").mkdir()
+    (tmp / "ck" / "checkpoint_last.pt").write_bytes(b"")
+    schedule_env = text_file(tmp / "ck" / "schedule.env", ["SCHEDULE=dpe-iwslt",
+                                                           "TRAINED_MODEL=dpe"], bad_line=2)
+    return ["transformer", str(tmp / "corpus"), str(tmp / "ck")], not_utf8(schedule_env, 2)
+
+
 CASES = {
     "xlpe-tokenize": [tokenize],
     "xlpe-bpe": [bpe_learn, bpe_apply, bpe_apply_codes],
@@ -389,6 +403,7 @@ CASES = {
     "xlpe-study": [study, study_gold, study_dictionary],
     "xlpe-provenance": [provenance],
     "xlpe-evaluate": [evaluate_recipe_env],
+    "xlpe-train": [train_schedule_env],
 }
 
 

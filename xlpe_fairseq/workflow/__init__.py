@@ -3,5 +3,8 @@ shell scripts run them, built on ``xlpe_fairseq.io`` (errors, outputs, provenanc
 
 - ``evaluate``: ``xlpe-evaluate`` (examples/evaluate.sh): a trained model scored the way its
   paper did;
-- ``schedules``: the models and schedules of examples/train_common.sh, as they read them.
+- ``train``: ``xlpe-train`` (examples/train.sh, examples/train-*.sh): one model trained on a
+  prepared corpus with its paper's schedule;
+- ``schedules``: the models and schedules training and evaluation share;
+- ``processes``: the commands they run, each in its own process group, ended with them.
 """

@@ -13,7 +13,7 @@ SAVE_DIR the training's checkpoint folder, M the trained model (it picks the dat
 variant: xlpe and xlpe-* read the preorderer's test positions; default: the model
 examples/train.sh trained there, from SAVE_DIR/schedule.env; required for other folders).
 The schedule is the one the training used (SAVE_DIR/schedule.env, written by
-train_common.sh), or --schedule:
+xlpe-train), or --schedule:
   dpe-iwslt, dpe  the last 5 checkpoints averaged, beam 5 (lenpen 1.0; dpe: 0.6, the
                   authors' command)
   re              checkpoint_best.pt (the best dev BLEU), beam 4
@@ -46,20 +46,18 @@ checkpoint_avgN.pt where it averages; an earlier run's outputs of the split are 
 The commands it runs are ended with it (Ctrl-C, SIGTERM), and no temporary file is left.
 """
 import argparse
-import ctypes
 import functools
 import os
 import re
 import shlex
-import signal
-import subprocess
 import sys
 
 from ..help_format import HelpFormatter
-from ..io import InputError, ToolError, run_command, termination_deferred, text_lines
+from ..io import InputError, run_command, text_lines
 from ..io.locks import FolderInUse, claim_folder
 from ..io.outputs import atomic_output
 from ..io.provenance import RECORD, check_work_folder, read_record, verify_corpus
+from .processes import run_child, run_step
 from .schedules import DECODING, MODELS, SCHEDULES, data_bin_variant, is_xl_pe, trained_settings
 
 USAGE = ("DATA SAVE_DIR [--model M] [--schedule S] [--average N] [--beam K] [--lenpen A] "
@@ -67,8 +65,6 @@ USAGE = ("DATA SAVE_DIR [--model M] [--schedule S] [--average N] [--beam K] [--l
 VALUE_OPTIONS = ("--model", "--schedule", "--average", "--beam", "--lenpen", "--subset",
                  "--tokenize", "--preorderer-nbest")
 USER_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-# how long a command has to end after SIGTERM before it is killed
-END_GRACE_SECONDS = 10
 
 
 class Refused(SystemExit):
@@ -286,56 +282,6 @@ def expected_training(save_dir, schedule_env):
             for word in ("--expect", f"{name}={','.join(values)}")] + [
         "--expected-by", f"{trained_model} on the schedule {schedule} "
         f"({os.path.join(save_dir, 'schedule.env')})"]
-
-
-def _start_in_own_group():
-    """Run in the child before it executes: its own process group, so that a signal meant for
-    the terminal's job reaches this command, which ends the child; and SIGTERM when this
-    command dies, even by SIGKILL (Linux)."""
-    os.setpgid(0, 0)
-    if sys.platform.startswith("linux"):
-        ctypes.CDLL(None).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
-
-
-def run_child(command, **streams):
-    """Run ``command`` (a list of words; no shell) to its end and return its exit status. On
-    any way out of this command (a signal, an error) the child's process group is ended:
-    SIGTERM, then SIGKILL for what is left after a grace period."""
-    child = None
-    try:
-        with termination_deferred():
-            try:
-                child = subprocess.Popen(command, preexec_fn=_start_in_own_group, **streams)
-            except FileNotFoundError:
-                raise ToolError(f"{command[0]}: no such command; is the environment with "
-                                "xlpe-fairseq and fairseq active?") from None
-        return child.wait()
-    except BaseException:
-        if child is not None:
-            end_process_group(child)
-        raise
-
-
-def end_process_group(child):
-    with termination_deferred():
-        for signum in (signal.SIGTERM, signal.SIGKILL):
-            try:
-                os.killpg(child.pid, signum)
-            except ProcessLookupError:
-                break
-            try:
-                child.wait(timeout=END_GRACE_SECONDS)
-                break
-            except subprocess.TimeoutExpired:
-                continue
-        child.wait()
-
-
-def run_step(command):
-    """run_child; a failure ends this command with the child's exit status (it has said why)."""
-    status = run_child(command)
-    if status:
-        raise SystemExit(status if status > 0 else 128 - status)
 
 
 def evaluate(argv, prog):

@@ -1,0 +1,654 @@
+"""Train one model family on a corpus of data_prep/prepare-corpus.sh (or another recipe).
+
+  examples/train.sh MODEL DATA_DIR CHECKPOINT_DIR [--size small|base|big] [options...]
+
+MODEL       transformer | xlpe-inxl | xlpe-headxl | xlpe-combination | dpe |
+            re-encoder | re-decoder | re-both (or a baseline, see --model)
+DATA_DIR    the recipe's OUT/data-bin (OUT works too, and a link to either): the model reads
+            its variant, text, dpe or xlpe; the languages come from the file names, and a
+            joined dictionary (prepare-corpus.sh --joined-dictionary) shares all embeddings,
+            else the decoder's input and output embeddings are shared
+--size      small (default): 256/1024, 2+2 layers, 2 heads, the DPE paper's IWSLT'14 setup,
+            for up to a few hundred thousand pairs; base: Transformer base (512/2048, 6+6,
+            8 heads) for millions; big: Transformer big. Each size comes with its paper's
+            schedule, printed at the start (--schedule). The small size's:
+            --max-update 15000, --warmup 4000, --lr 5e-4, dropout 0.3, --max-tokens 4096,
+            --update-freq 1, a validation and a checkpoint every 1000 updates, the last 5
+            kept and averaged by evaluate.sh, beam 5.
+--max-update U below the schedule's shortens it: unless given, the warm-up and the
+            checkpoint interval shrink in proportion (--max-update 300 at the small size:
+            warm-up 80, a checkpoint every 20 updates), so that a short first run learns
+            and evaluate.sh finds checkpoints to average
+The options below work here too; the data-bin must be OUT's as prepared (OUT/provenance.json),
+and a CHECKPOINT_DIR of another model or data is refused, not resumed (docs/input-rules.md);
+any other option goes to fairseq-train as it is, after the command's own flags, so it wins
+(e.g. --patience 5, --save-interval-updates 500, --seed 2). Every value is checked before
+training starts; a folder name fairseq cannot take (a line break, or ':', which it reads as
+a list of folders) is refused in one line.
+
+While fairseq-train runs (in its own process group, ended with this command on Ctrl-C or
+SIGTERM), its report goes to stdout and CHECKPOINT_DIR/train.log, and a line on stderr at
+each of its log lines says the update reached, the rate and about how long is left (fairseq
+logs every 100 updates, or every checkpoint interval where that is shorter).
+CHECKPOINT_DIR/schedule.env (the model and schedule evaluate.sh decodes with) is written
+before training, and CHECKPOINT_DIR/provenance.json once fairseq-train has ended well: an
+interrupted training is one evaluate.sh warns about.
+
+e.g. examples/train.sh xlpe-combination data/fr-en/data-bin checkpoints/fr-en/xlpe
+then examples/evaluate.sh data/fr-en checkpoints/fr-en/xlpe
+"""
+import argparse
+import glob
+import os
+import re
+import shlex
+import subprocess
+import sys
+import time
+from types import SimpleNamespace
+
+from ..io import run_command
+from ..io.locks import FolderInUse, claim_folder
+from ..io.outputs import atomic_output
+from ..io.provenance import verify_corpus
+from .evaluate import (
+    USER_DIR,
+    Refused,
+    ScriptHelpFormatter,
+    check_folder_name,
+    one_of,
+    read_settings,
+    whole,
+)
+from .processes import end_process_group, run_step, start_child
+from .schedules import (
+    MODELS,
+    SCHEDULES,
+    SIZES,
+    data_bin_variant,
+    default_schedule,
+    model_flags,
+    schedule as schedule_values,
+)
+
+OPTIONS_HELP = """\
+Options:
+  --model M        transformer | dpe | xlpe-combination (or xlpe) | xlpe-inxl | xlpe-headxl |
+                   re-encoder | re-decoder | re-both (required),
+                   or a baseline: transformer-8e | transformer-10e (DPE Table 5) |
+                   encoder-free | encoder-free-inxl | encoder-free-nopos |
+                   encoder-free-relpe | lstm (XL PE Table 4) | relpe | rope | alibi | t5-bias
+                   (position baselines: Shaw et al. 2018, RoPE, ALiBi, T5's bias)
+  --size S         one of the dataset's sizes
+  --gpus N         GPUs on this node (default --gpus 1); N > 1 trains with DDP, fairseq
+                   spawning one process per GPU (--distributed-world-size N). With --sbatch:
+                   GPUs per node, one SLURM task each (on the CPU, -- --cpu: processes per
+                   node, over gloo)
+  --nodes N        with --sbatch: nodes the one model trains on (default 1); the batch
+                   stays the paper's, --update-freq over N x --gpus processes
+  --sbatch         print an sbatch script instead of training: the same command, schedule
+                   and outputs in SAVE_DIR (train.log, schedule.env, provenance.json), its
+                   processes started by srun and joined by fairseq's own SLURM
+                   initialization (--distributed-port); submit it with
+                   `sbatch [--partition P --time T ...] SCRIPT` (docs/cluster.md)
+  --fp16 | --bf16  mixed precision
+  --schedule S     dpe-iwslt | dpe | re | xlpe: whose paper's schedule (optimization, batch,
+                   checkpoints, and what evaluate.sh decodes with). Default: dpe-iwslt at the
+                   small size, else the model's paper
+  --update-freq K  accumulate K batches per update (default: the paper's batch, its GPUs
+                   x --max-tokens, over --gpus)
+  --max-update U | --warmup N | --lr LR | --max-tokens T   override the schedule's value;
+                   a --max-update below the schedule's also shrinks its warm-up (unless
+                   --warmup is given) and checkpoint interval in proportion, so that a short
+                   run still warms up and saves checkpoints for evaluate.sh to average
+  --save-dir DIR   checkpoints (default: checkpoints/DATASET/MODEL-SIZE; train.sh:
+                   CHECKPOINT_DIR)
+  --dry-run        print the fairseq-train command instead of running it
+  --restart        start afresh in a --save-dir that holds a run (another model's, or one
+                   trained on data prepared anew since): the earlier run is moved into
+                   SAVE_DIR/replaced-TIME, nothing deleted. Without it, a folder of another
+                   run is refused in one line, and one of this run resumes
+  -- ARGS          passed on to fairseq-train (later flags win in fairseq's parser)
+  -h, --help       this text
+
+Every value is checked before anything runs. The effective schedule is printed on stderr at
+the start; its name and the model go to SAVE_DIR/schedule.env, from which examples/evaluate.sh
+takes the checkpoint (average or best), beam and length penalty. The data-bin must be its
+OUT's as prepared (OUT/provenance.json); OUT is read under a shared lock and SAVE_DIR written
+under its own; after training, SAVE_DIR/provenance.json records model, size, schedule and data
+(docs/input-rules.md, "Provenance").
+"""
+
+# The dataset scripts, examples/train-NAME.sh: the dataset's name in the checkpoint folder,
+# their operands (PAIR: SRC-TGT; else the pair is the recipe's), the sizes they offer (first
+# the default) and the embeddings they share (all with the recipe's joined dictionary, else
+# the decoder's input and output).
+RECIPES = {
+    "iwslt14": SimpleNamespace(
+        dataset="iwslt14-{pair}", operands="PAIR DATA", pair=None,
+        sizes=("small",), share="decoder",
+        usage="PAIR DATA --model M [options]",
+        description="Train on IWSLT'14 prepared by data_prep/prepare-iwslt14.sh, with the DPE "
+        "paper's IWSLT setup for every model (size small, schedule dpe-iwslt: 15k updates, the "
+        "last 5 checkpoints averaged; DPE's order-loss weight lambda 0.3); fairseq's IWSLT'14 "
+        "setup: separate dictionaries, tied decoder input/output embeddings.\n\n"
+        "e.g. examples/train-iwslt14.sh en-de data/iwslt14-en-de --model dpe\n"
+        "then examples/evaluate.sh data/iwslt14-en-de checkpoints/iwslt14-en-de/dpe-small"),
+    "wmt14-en-de": SimpleNamespace(
+        dataset="wmt14-en-de", operands="DATA", pair="en-de",
+        sizes=("base", "big"), share="all",
+        usage="DATA --model M [--size base|big] [options]",
+        description="Train on WMT'14 En-De prepared by data_prep/prepare-wmt14-en-de.sh: "
+        "Transformer base (DPE, Reordering Embeddings) or big (XL PE, Reordering Embeddings) "
+        "on the same data-bin (one joined dictionary), each model on its paper's schedule "
+        "(--schedule).\n\n"
+        "e.g. examples/train-wmt14-en-de.sh data/wmt14-en-de --model xlpe --size big --gpus 8 "
+        "--fp16"),
+    "wmt17-zh-en": SimpleNamespace(
+        dataset="wmt17-{pair}", operands="PAIR DATA", pair=None,
+        sizes=("big", "base"), share="decoder",
+        usage="{zh-en|en-zh} DATA --model M [options]",
+        description="Train on WMT'17 Zh-En or En-Zh prepared by data_prep/prepare-wmt17-zh-en.sh "
+        "(XL PE's Transformer big by default; base also offered; separate Chinese and English "
+        "dictionaries)."),
+    "aspec-ja-en": SimpleNamespace(
+        dataset="aspec-ja-en", operands="DATA", pair="ja-en",
+        sizes=("big", "base"), share="decoder",
+        usage="DATA --model M [options]",
+        description="Train on WAT'17 ASPEC Ja-En prepared by data_prep/prepare-aspec-ja-en.sh "
+        "(XL PE: big; Reordering Embeddings: base and big, Table 3), each on its paper's "
+        "schedule; separate Japanese and English dictionaries."),
+    "libreoffice": SimpleNamespace(
+        dataset="libreoffice-{pair}", operands="PAIR DATA", pair=None,
+        sizes=("small",), share="all",
+        usage="PAIR DATA --model M [options]",
+        description="Train on a LibreOffice help corpus of data_prep/prepare-libreoffice.sh "
+        "(~34k pairs for en-de, ~18k for en-tr; IWSLT-sized or smaller: the DPE paper's IWSLT "
+        "setup, size small; the recipe builds one joined dictionary).\n\n"
+        "e.g. examples/train-libreoffice.sh en-tr data/libreoffice-en-tr --model xlpe"),
+}
+TRAIN_USAGE = "MODEL DATA_DIR CHECKPOINT_DIR [--size small|base|big] [options]"
+SHARE_FLAGS = {"all": "--share-all-embeddings", "decoder": "--share-decoder-input-output-embed"}
+VALUE_OPTIONS = ("--model", "--size", "--schedule", "--gpus", "--nodes", "--update-freq",
+                 "--max-update", "--warmup", "--lr", "--max-tokens", "--save-dir")
+COUNT_OPTIONS = ("--gpus", "--nodes", "--update-freq", "--max-update", "--warmup",
+                 "--max-tokens")
+# fairseq's --log-interval default: a shorter checkpoint interval logs (and shows progress)
+# at each checkpoint
+LOG_INTERVAL = 100
+
+
+def positive(value, flag):
+    """A number above 0 written in digits (1, 0.5, 5e-4), below 1e300: ``value`` unchanged."""
+    if (re.fullmatch(r"([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?", value)
+            and 0 < float(value) < 1e300):
+        return value
+    raise Refused(f"{flag} must be a number above 0, not '{value}'", 2)
+
+
+def help_parser(prog, recipe):
+    """The parser that prints --help (the options themselves are read by ``read_options``,
+    which passes train.sh's unknown ones on to fairseq-train)."""
+    if recipe is None:
+        usage, description = f"%(prog)s {TRAIN_USAGE}", __doc__
+    else:
+        usage, description = f"%(prog)s {recipe.usage}", recipe.description
+    parser = argparse.ArgumentParser(prog=prog, usage=usage, description=description,
+                                     epilog=OPTIONS_HELP, formatter_class=ScriptHelpFormatter,
+                                     add_help=False)
+    parser.add_argument("operands", nargs="*", metavar=(recipe.operands if recipe else
+                                                        "MODEL DATA_DIR CHECKPOINT_DIR"),
+                        help="see above")
+    return parser
+
+
+def read_options(argv, pass_unknown):
+    """train_common.sh's options, each value checked as it is read, an empty one too; the
+    words it does not know go to fairseq-train (``pass_unknown``) or are refused."""
+    options = SimpleNamespace(model="", size=None, gpus="1", nodes="1", update_freq=None,
+                              schedule=None, max_update=None, warmup=None, lr=None,
+                              max_tokens=None, save_dir=None, precision=[], dry_run=False,
+                              sbatch=False, restart=False, extra=[])
+    index = 0
+    while index < len(argv):
+        word = argv[index]
+        if word in VALUE_OPTIONS:
+            if index + 1 >= len(argv):
+                raise Refused(f"{word} needs a value", 2)
+            value = argv[index + 1]
+            index += 2
+            if word == "--schedule":
+                value = one_of(SCHEDULES)(value, word)
+            elif word in COUNT_OPTIONS:
+                value = whole(1)(value, word)
+            elif word == "--lr":
+                value = positive(value, word)
+            elif word == "--save-dir" and not value:
+                raise Refused("--save-dir must name a folder, not ''", 2)
+            setattr(options, word[2:].replace("-", "_"), value)
+            continue
+        index += 1
+        if word in ("--fp16", "--bf16"):
+            options.precision = [word]
+        elif word in ("--dry-run", "--sbatch", "--restart"):
+            setattr(options, word[2:].replace("-", "_"), True)
+        elif word == "--":
+            options.extra += argv[index:]
+            break
+        elif pass_unknown:
+            # train.sh passes whatever is not its option on to fairseq-train
+            options.extra.append(word)
+        else:
+            raise Refused(f"unknown option {word} (--help lists them)", 2)
+    return options
+
+
+def device_label(world):
+    """What trains, for the printout: fairseq trains on the CPU where no GPU is visible."""
+    if world == 1 and (not os.path.exists("/dev/nvidiactl")
+                       or os.environ.get("CUDA_VISIBLE_DEVICES") == ""):
+        return "the CPU"
+    return f"{world} GPU(s)"
+
+
+def corpus_of_train_sh(prog, argv):
+    """examples/train.sh MODEL DATA_DIR CHECKPOINT_DIR: the corpus found from DATA_DIR (its
+    data-bin, the languages of its file names, whether its dictionary is joined); returns
+    (corpus, the options for ``train``)."""
+    if "" in argv[:3]:
+        which = ("MODEL", "DATA_DIR", "CHECKPOINT_DIR")[argv.index("")]
+        raise Refused(f"{os.path.basename(prog)}: '' is not a {which}: an empty operand (an "
+                      "unset variable?)", 2)
+    if len(argv) < 3 or any(word.startswith("-") for word in argv[:3]):
+        raise Refused(f"usage: {prog} {TRAIN_USAGE}\nMODEL: transformer xlpe-inxl xlpe-headxl "
+                      "xlpe-combination dpe re-encoder re-decoder re-both", 2)
+    model, data_bin, save_dir = argv[:3]
+    # links resolved: OUT is the folder above the data-bin itself, not above a link to it
+    data_bin = os.path.realpath(data_bin)
+    if os.path.isdir(os.path.join(data_bin, "data-bin")):
+        data_bin = os.path.join(data_bin, "data-bin")
+    parent = os.path.dirname(data_bin)
+    if (not os.path.isdir(os.path.join(data_bin, "text"))
+            and os.path.isdir(os.path.join(parent, "text"))
+            and os.path.basename(data_bin) in ("text", "dpe", "xlpe")):
+        # one variant given: each model picks its own variant under the folder above
+        raise Refused(f"{data_bin} is one variant of the data-bin: pass {parent}, the folder "
+                      f"above, from which {model} reads {data_bin_variant(model)}", 2)
+    text = os.path.join(data_bin, "text")
+    if not os.path.isdir(text):
+        raise Refused(f"{text}: no such folder; is {data_bin} the data-bin of "
+                      "data_prep/prepare-corpus.sh?", 1)
+    # the pair from fairseq-preprocess's file names, train.SRC-TGT.SRC.idx
+    pairs = sorted(name.split(".")[1] for name in os.listdir(text)
+                   if re.fullmatch(r"train\.[^.]*-[^.]*(\..*)?\.idx", name))
+    if not pairs:
+        raise Refused(f"{text}: no train.SRC-TGT.*.idx (fairseq-preprocess output)", 1)
+    src, tgt = pairs[0].rpartition("-")[0], pairs[0].partition("-")[2]
+    dictionaries = [os.path.join(text, f"dict.{lang}.txt") for lang in (src, tgt)]
+    corpus = SimpleNamespace(data=parent, data_bin=data_bin, dataset=os.path.basename(parent),
+                             src=src, tgt=tgt, sizes=SIZES, pass_unknown=True,
+                             share="all" if same_content(*dictionaries) else "decoder")
+    return corpus, ["--model", model, "--save-dir", save_dir, *argv[3:]]
+
+
+def same_content(first, second):
+    try:
+        with open(first, "rb") as one, open(second, "rb") as other:
+            return one.read() == other.read()
+    except OSError:
+        return False
+
+
+def corpus_of_recipe(prog, recipe, argv):
+    """examples/train-NAME.sh [PAIR] DATA: the corpus of a dataset script; returns (corpus,
+    the options for ``train``)."""
+    count = len(recipe.operands.split())
+    if len(argv) < count:
+        raise Refused(f"usage: {prog} {recipe.usage}", 2)
+    if "" in argv[:count]:
+        raise Refused(f"{os.path.basename(prog)}: '' is not a "
+                      f"{recipe.operands.split()[argv.index('')]}: an empty operand (an unset "
+                      "variable?)", 2)
+    pair, data = (recipe.pair, argv[0]) if count == 1 else argv[:2]
+    corpus = SimpleNamespace(data=data, data_bin=os.path.join(data, "data-bin"),
+                             dataset=recipe.dataset.format(pair=pair),
+                             src=pair.rpartition("-")[0], tgt=pair.partition("-")[2],
+                             sizes=recipe.sizes, share=recipe.share, pass_unknown=False)
+    return corpus, argv[count:]
+
+
+def train(argv, prog, recipe_name):
+    name = os.path.basename(prog)
+    recipe = RECIPES[recipe_name] if recipe_name else None
+    if "-h" in argv or "--help" in argv:
+        help_parser(prog, recipe).print_help()
+        raise SystemExit(0)
+    corpus, argv = (corpus_of_recipe(prog, recipe, argv) if recipe
+                    else corpus_of_train_sh(prog, argv))
+    options = read_options(argv, corpus.pass_unknown)
+    size = options.size if options.size is not None else corpus.sizes[0]
+    if size not in corpus.sizes:
+        raise Refused(f"--size must be one of: {' '.join(corpus.sizes)}", 2)
+    model = options.model
+    if not model:
+        raise Refused(f"--model is required: {' '.join(MODELS)}", 2)
+    gpus, nodes = int(options.gpus), int(options.nodes)
+    if nodes > 1 and not options.sbatch:
+        raise Refused(f"--nodes {nodes}: several nodes train through SLURM; add --sbatch", 2)
+    if gpus > 1 and not options.dry_run and not options.sbatch:
+        check_gpus(options.gpus)
+    flags = model_flags(size, model)
+    if flags is None:
+        raise Refused(f"unknown model '{model}': {' '.join(MODELS)}", 2)
+    schedule = options.schedule or default_schedule(size, model)
+    values = schedule_values(schedule, size, corpus.tgt)
+    shortened = shorten(values, options)
+    world = nodes * gpus
+    cpu = "--cpu" in options.extra
+    # DDP of CPU modules: over gloo, and with fairseq's own bucketing (legacy_ddp), as its c10d
+    # hands PyTorch the GPU-only device_ids
+    distributed = (["--distributed-backend", "gloo", "--ddp-backend", "legacy_ddp"]
+                   if options.sbatch and cpu else [])
+    # fewer GPUs than the paper's accumulate gradients to keep its batch size
+    update_freq = int(options.update_freq or -(-values.batch_gpus // world))
+    save_dir = options.save_dir or f"checkpoints/{corpus.dataset}/{model}-{size}"
+    data_bin = os.path.join(corpus.data_bin, data_bin_variant(model))
+    log_interval = min(LOG_INTERVAL, values.interval)
+    # --required-batch-size-multiple 1: fairseq drops the last batch of a split unless its
+    # size is a multiple of this (8), and with it all of a split under 8 sentences
+    command = [
+        "fairseq-train", data_bin, "--user-dir", USER_DIR, "--task", "translation_reorder",
+        "--source-lang", corpus.src, "--target-lang", corpus.tgt,
+        "--criterion", "label_smoothed_cross_entropy_with_order", "--label-smoothing", "0.1",
+        *flags, SHARE_FLAGS[corpus.share],
+        "--optimizer", "adam", "--adam-betas", "(0.9, 0.98)", "--clip-norm", "0.0",
+        "--lr", values.lr, "--lr-scheduler", "inverse_sqrt",
+        "--warmup-updates", str(values.warmup), "--warmup-init-lr", "1e-07",
+        "--dropout", values.dropout, "--weight-decay", values.weight_decay,
+        "--max-tokens", str(values.max_tokens), "--max-update", str(values.max_update),
+        "--save-interval-updates", str(values.interval),
+        "--validate-interval-updates", str(values.interval),
+        "--keep-interval-updates", str(values.keep), "--no-epoch-checkpoints",
+        "--required-batch-size-multiple", "1", *values.extra,
+        "--update-freq", str(update_freq), "--distributed-world-size", str(world),
+        "--save-dir", save_dir, "--log-format", "simple", "--log-interval", str(log_interval),
+        *options.precision, *distributed, *options.extra,
+    ]
+    print_schedule(model, size, schedule, values, shortened, world, update_freq, log_interval,
+                   options.extra)
+    if options.dry_run:
+        print(shlex.join(command))
+        return
+    for path, what in ((corpus.data, "the corpus (OUT)"),
+                       (save_dir, "the checkpoints (CHECKPOINT_DIR)")):
+        check_folder_name(path, what)
+    dictionary = os.path.join(data_bin, f"dict.{corpus.src}.txt")
+    if not os.path.exists(dictionary):
+        raise Refused(f"{dictionary}: no such file; run the data_prep recipe into {corpus.data} "
+                      "first", 1)
+    run = SimpleNamespace(name=name, model=model, size=size, schedule=schedule,
+                          save_dir=save_dir, data_bin=data_bin, command=command)
+    if options.sbatch:
+        # the corpus checked now, on the machine that submits
+        check_corpus(corpus.data, data_bin, name)
+        print(sbatch_script(run, nodes, gpus, cpu), end="")
+        return
+    # --restart sets the earlier run aside: this one starts afresh
+    schedule_first = options.restart or earlier_run(run)
+    try:
+        # the data-bin as prepared (OUT's record), read while no preparation rewrites it
+        claim_folder(corpus.data, "read", "the corpus (OUT)", name)
+        check_corpus(corpus.data, data_bin, name)
+        claim_folder(save_dir, "write", "the checkpoints (CHECKPOINT_DIR)", name)
+    except FolderInUse as err:
+        raise Refused(f"{name}: {err}", 1) from None
+    if options.restart:
+        set_aside_run(save_dir, name)
+    train_into(run, values.max_update, schedule_first)
+
+
+def check_gpus(gpus):
+    """More processes than GPUs fail only once fairseq starts them: refused now (--dry-run
+    and --sbatch print for another machine)."""
+    import torch
+
+    visible = torch.cuda.device_count()
+    if visible == 0:
+        raise Refused("--gpus must be 1 on a machine without GPUs (training on the CPU), not "
+                      f"'{gpus}'", 2)
+    whole(1, visible)(gpus, "--gpus")
+
+
+def shorten(values, options):
+    """The schedule with the options' values; a shorter budget than the schedule's is the
+    schedule in proportion (otherwise a first run of a few hundred updates ends deep in the
+    warm-up and before its first checkpoint). Returns the printout's line saying so, or ""."""
+    shortened = ""
+    if options.max_update is not None and int(options.max_update) < values.max_update:
+        budget = int(options.max_update)
+        shortened = f"  --max-update {budget} is below the schedule's {values.max_update}:"
+        if options.warmup is None:
+            values.warmup = max(1, (values.warmup * budget + values.max_update // 2)
+                                // values.max_update)
+            shortened += " warm-up and"
+        values.interval = max(1, values.interval * budget // values.max_update)
+        shortened += " checkpoint interval shrunk in proportion"
+    if options.max_update is not None:
+        values.max_update = int(options.max_update)
+    if options.warmup is not None:
+        values.warmup = int(options.warmup)
+    values.lr = options.lr or values.lr
+    values.max_tokens = int(options.max_tokens or values.max_tokens)
+    return shortened
+
+
+def print_schedule(model, size, schedule, values, shortened, world, update_freq, log_interval,
+                   extra):
+    """The effective schedule, on stderr, so that --dry-run prints nothing but the command on
+    stdout."""
+    # what evaluate.sh will find: the checkpoints of every interval, ``keep`` of them kept
+    saved = min(values.max_update // values.interval, values.keep)
+    evaluation = (f"the last {values.average} checkpoints averaged" if values.average > 0
+                  else "the checkpoint with the best dev BLEU")
+    if values.average > saved:
+        evaluation = (f"the {saved} checkpoints saved averaged, not {values.average}"
+                      if saved >= 2 else "checkpoint_best.pt (fewer than 2 checkpoints saved)")
+    # the model first: the schedule is borrowed from a paper, often not the model's own
+    lines = [f"training {model}, size {size}, on the schedule {schedule} (from "
+             f"{values.source}):"]
+    if shortened:
+        lines.append(shortened)
+    lines += [
+        f"  {values.max_update} updates, warmup {values.warmup}, lr {values.lr}, dropout "
+        f"{values.dropout}; a batch of {values.max_tokens} tokens x {world * update_freq} "
+        f"({device_label(world)} x update-freq {update_freq}; the paper's: x "
+        f"{values.batch_gpus})",
+        f"  validation and a checkpoint every {values.interval} updates; evaluate.sh: "
+        f"{evaluation}, beam {values.beam}, lenpen {values.lenpen}",
+    ]
+    if log_interval < LOG_INTERVAL:
+        lines.append(f"  fairseq logs, and the progress is shown, every {log_interval} updates "
+                     f"(--log-interval {log_interval}, the checkpoint interval)")
+    if extra:
+        lines.append(f"  then, overriding any of these: {' '.join(extra)}")
+    print("\n".join(lines), file=sys.stderr)
+
+
+def check_corpus(data, data_bin, name):
+    for warning in verify_corpus(data, os.path.basename(data_bin)):
+        print(f"{name}: warning: {warning}", file=sys.stderr)
+
+
+def earlier_run(run):
+    """Whether SAVE_DIR/schedule.env is written before training: in a folder of this run's
+    checkpoints (an interrupted training can be evaluated) or of none. A folder of another
+    model's checkpoints is refused, not relabeled, before any lock or write; fairseq-train then
+    refuses a checkpoint_last.pt of other data or parameters (tasks/data_provenance.py)."""
+    save_dir = run.save_dir
+    if not glob.glob(os.path.join(glob.escape(save_dir), "checkpoint*.pt")):
+        return True
+    schedule_env = os.path.join(save_dir, "schedule.env")
+    if not os.path.isfile(schedule_env):
+        return False
+    before = read_settings(schedule_env, ("SCHEDULE", "TRAINED_MODEL"))
+    trained_before, schedule_before = before.get("TRAINED_MODEL", ""), before.get("SCHEDULE", "")
+    if (trained_before, schedule_before) != (run.model, run.schedule):
+        raise Refused(
+            f"{run.name}: {save_dir} holds the checkpoints of {trained_before} on the schedule "
+            f"{schedule_before} (its schedule.env), not of {run.model} on {run.schedule}: "
+            "train into another folder, or pass --restart to start afresh (the old run is "
+            "kept in a subfolder)", 1)
+    return True
+
+
+def train_into(run, max_update, schedule_first):
+    """fairseq-train into SAVE_DIR, with its records: schedule.env before training where
+    ``schedule_first``, and again, then provenance.json, once it ended well."""
+    schedule_env = os.path.join(run.save_dir, "schedule.env")
+    if schedule_first:
+        write_schedule(schedule_env, run.schedule, run.model)
+    status = run_fairseq_train(run.command, os.path.join(run.save_dir, "train.log"), max_update,
+                               run.name)
+    if status:
+        raise SystemExit(status if status > 0 else 128 - status)
+    write_schedule(schedule_env, run.schedule, run.model)
+    run_step(["xlpe-provenance", "training", "--prog", run.name, run.save_dir, "--data-bin",
+              run.data_bin, "--model", run.model, "--size", run.size, "--schedule",
+              run.schedule, "--", *run.command])
+
+
+def write_schedule(path, schedule, model):
+    with atomic_output(path) as stream:
+        stream.write(f"SCHEDULE={schedule}\nTRAINED_MODEL={model}\n")
+
+
+def run_fairseq_train(command, log, max_update, name):
+    """Run fairseq-train in its own process group (ended with this command), its report on
+    stdout and appended to ``log``, a progress line on stderr at each of its log lines;
+    returns its exit status."""
+    # torch >= 2.6 loads checkpoints weights-only, which fairseq's resume cannot (design.md)
+    env = {**os.environ, "TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD": "1"}
+    progress = Progress(max_update, name)
+    child = None
+    try:
+        with open(log, "ab") as report:
+            child = start_child(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                env=env)
+            for line in child.stdout:
+                sys.stdout.buffer.write(line)
+                sys.stdout.buffer.flush()
+                report.write(line)
+                report.flush()
+                progress.read(line.decode("utf-8", "replace"))
+            return child.wait()
+    except BaseException:
+        if child is not None:
+            end_process_group(child)
+        raise
+
+
+class Progress:
+    """The update fairseq's log lines say it reached, the rate since the first of them, and
+    the time left at that rate, on stderr."""
+
+    def __init__(self, max_update, name):
+        self.max_update, self.name = max_update, name
+        self.first = None
+        self.last_update = None
+
+    def read(self, line):
+        found = re.search(r"\bnum_updates[ =]([0-9]+)", line)
+        if not found or int(found.group(1)) == self.last_update:
+            return
+        update, now = int(found.group(1)), time.monotonic()
+        self.last_update = update
+        if self.first is None:
+            self.first = (update, now)
+            print(f"{self.name}: update {update}/{self.max_update}", file=sys.stderr)
+            return
+        first_update, start = self.first
+        rate = (update - first_update) / max(now - start, 1e-9)
+        left = max(self.max_update - update, 0) / rate if rate > 0 else None
+        print(f"{self.name}: update {update}/{self.max_update}, {rate:.2f} updates/s"
+              + (f", about {duration(left)} left" if left is not None else ""),
+              file=sys.stderr)
+
+
+def duration(seconds):
+    """Seconds in words: 40 s, 12 min, 3 h 05 min."""
+    seconds = round(seconds)
+    if seconds < 60:
+        return f"{seconds} s"
+    if seconds < 3600:
+        return f"{round(seconds / 60)} min"
+    return f"{seconds // 3600} h {seconds % 3600 // 60:02d} min"
+
+
+def set_aside_run(save_dir, name):
+    """--restart: SAVE_DIR's earlier run (checkpoints, records, outputs) moved into
+    SAVE_DIR/replaced-TIME, nothing deleted, so that the new run starts afresh."""
+    entries = [entry for entry in os.listdir(save_dir)
+               if entry != ".xlpe-lock" and not entry.startswith("replaced-")]
+    if not entries:
+        return
+    aside = os.path.join(save_dir, time.strftime("replaced-%Y%m%d-%H%M%S"))
+    os.makedirs(aside, exist_ok=True)
+    for entry in entries:
+        os.rename(os.path.join(save_dir, entry), os.path.join(aside, entry))
+    print(f"{name}: --restart: the earlier run in {save_dir} moved to {aside}", file=sys.stderr)
+
+
+def sbatch_script(run, nodes, tasks, cpu):
+    """An sbatch script that runs the training's command as ``nodes`` x ``tasks`` processes of
+    one training, with the records of a local run."""
+    launch = ["srun", "--kill-on-bad-exit=1"]
+    if cpu:
+        # fairseq's SLURM path makes SLURM_LOCALID the CUDA device and sets it even with
+        # --cpu, which fails on a CPU build: on the CPU every process is device 0
+        launch += ["bash", "-c", 'SLURM_LOCALID=0 exec "$@"', "fairseq-train"]
+    quote = shlex.quote
+    lines = [
+        "#!/bin/bash",
+        f"# {run.name}: {run.model}, size {run.size}, schedule {run.schedule}, on {nodes} "
+        f"node(s) x {tasks} process(es); submit with: sbatch [--partition P --time T ...] "
+        "THIS_SCRIPT",
+        f"#SBATCH --job-name=xlpe-{run.model}-{run.size}",
+        f"#SBATCH --nodes={nodes}",
+        f"#SBATCH --ntasks-per-node={tasks}",
+        *([] if cpu else [f"#SBATCH --gpus-per-node={tasks}"]),
+        # a preempted job starts again, and fairseq-train resumes from checkpoint_last.pt
+        "#SBATCH --requeue",
+        "#SBATCH --open-mode=append",
+        "set -euo pipefail",
+        f"cd {quote(os.getcwd())}",
+        "export TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD=1",
+        f"mkdir -p -- {quote(run.save_dir)}",
+        f"printf 'SCHEDULE=%s\\nTRAINED_MODEL=%s\\n' {quote(run.schedule)} {quote(run.model)} "
+        f">{quote(os.path.join(run.save_dir, 'schedule.env'))}",
+        "# fairseq's SLURM initialization (--distributed-port): rank SLURM_PROCID, device",
+        "# SLURM_LOCALID, rank 0's address the job's first node; a port of this job's",
+        "port=$((20000 + SLURM_JOB_ID % 20000))",
+        f"{shlex.join([*launch, *run.command])} --distributed-port \"$port\" 2>&1 | tee -a "
+        f"{quote(os.path.join(run.save_dir, 'train.log'))}",
+        shlex.join(["xlpe-provenance", "training", "--prog", run.name, run.save_dir,
+                    "--data-bin", run.data_bin, "--model", run.model, "--size", run.size,
+                    "--schedule", run.schedule, "--", *run.command]),
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None):
+    argv = list(sys.argv[1:] if argv is None else argv)
+    prog, recipe = "xlpe-train", None
+    # the shell wrapper's name (examples/train.sh, examples/train-NAME.sh), for its usage,
+    # messages and record, and the dataset script's recipe
+    if argv[:1] == ["--prog"] and len(argv) >= 2:
+        prog, argv = argv[1], argv[2:]
+    if argv[:1] == ["--recipe"] and len(argv) >= 2 and argv[1] in RECIPES:
+        recipe, argv = argv[1], argv[2:]
+    run_command(lambda: train(argv, prog, recipe), os.path.basename(prog))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
