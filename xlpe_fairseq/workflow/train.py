@@ -374,14 +374,16 @@ def train(argv, prog, recipe_name):
         "--save-dir", save_dir, "--log-format", "simple", "--log-interval", str(log_interval),
         *options.precision, *distributed, *options.extra,
     ]
+    # the folders reach fairseq-train as they are named, and no shell: refused only where
+    # fairseq cannot take the name
+    for path, what in ((corpus.data, "the corpus (OUT)"),
+                       (save_dir, "the checkpoints (CHECKPOINT_DIR)")):
+        check_folder_name(path, what)
     print_schedule(model, size, schedule, values, shortened, world, update_freq, log_interval,
                    options.extra)
     if options.dry_run:
         print(shlex.join(command))
         return
-    for path, what in ((corpus.data, "the corpus (OUT)"),
-                       (save_dir, "the checkpoints (CHECKPOINT_DIR)")):
-        check_folder_name(path, what)
     dictionary = os.path.join(data_bin, f"dict.{corpus.src}.txt")
     if not os.path.exists(dictionary):
         raise Refused(f"{dictionary}: no such file; run the data_prep recipe into {corpus.data} "

@@ -1,0 +1,165 @@
+"""xlpe-train through examples/train.sh: fairseq-train runs in its own process group and ends
+with the command, no folder name reaches a shell, a name fairseq cannot take is refused in one
+line, a linked data-bin is resolved, the progress is shown while training, and an interrupted
+training leaves a folder that xlpe-evaluate calls unfinished. fairseq-train is a stub here:
+what it is given and how it is run is the subject, not training."""
+import json
+import os
+import shlex
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from recipes.test_shell_entry_points import prepared, stubs
+from xlpe_fairseq.workflow.evaluate import unfinished_training
+from xlpe_fairseq.workflow.train import duration
+
+ROOT = Path(__file__).resolve().parents[2]
+TRAIN = ROOT / "examples" / "train.sh"
+
+
+def fairseq_train_stub(env, body):
+    """Replace the stubs' fairseq-train by a Python script: it records its arguments, process
+    id and process group in ARGS.json next to the stubs, then runs ``body``."""
+    folder = Path(env["PATH"].split(os.pathsep)[0])
+    record = folder.parent / "ARGS.json"
+    (folder / "fairseq-train").write_text(
+        f"#!{sys.executable}\nimport json, os, sys, time\n"
+        f"json.dump({{'argv': sys.argv[1:], 'pid': os.getpid(), 'pgid': os.getpgid(0)}}, "
+        f"open({str(record)!r}, 'w'))\n{body}\n")
+    return record
+
+
+def train(*args, env, cwd=None):
+    return subprocess.run(["bash", str(TRAIN), *map(str, args)], capture_output=True,
+                          text=True, env={**os.environ, **env}, cwd=cwd)
+
+
+def wait_for(path):
+    for _ in range(600):
+        if path.exists() and path.stat().st_size:
+            return json.loads(path.read_text())
+        time.sleep(0.05)
+    raise AssertionError(f"{path} was not written: the stub never started")
+
+
+def ended(pid):
+    for _ in range(300):
+        try:
+            with open(f"/proc/{pid}/stat") as stat:
+                if stat.read().rsplit(")", 1)[1].split()[0] == "Z":
+                    return True
+        except FileNotFoundError:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_fairseq_train_runs_in_its_own_group_and_ends_with_the_command(tmp_path, signum):
+    out, env = prepared(tmp_path / "out"), stubs(tmp_path)
+    record = fairseq_train_stub(env, "time.sleep(120)")
+    save_dir = tmp_path / "ck"
+    process = subprocess.Popen(["bash", str(TRAIN), "transformer", str(out), str(save_dir)],
+                               env={**os.environ, **env}, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE, text=True)
+    child = wait_for(record)
+    assert child["pgid"] == child["pid"] != os.getpgid(process.pid), (
+        "fairseq-train must lead its own process group, apart from the command's")
+    process.send_signal(signum)
+    _, stderr = process.communicate(timeout=60)
+    assert process.returncode == 128 + signum, stderr
+    assert ended(child["pid"]), "fairseq-train outlived the command"
+    assert "Traceback" not in stderr, stderr
+    # schedule.env written before training, no record of a finished one: evaluation says so
+    assert (save_dir / "schedule.env").exists() and not (save_dir / "provenance.json").exists()
+    assert "no record of a finished training" in unfinished_training(str(save_dir))
+
+
+@pytest.mark.parametrize("name", ["with space", "it's", "$x", "$(touch PWNED)"])
+def test_no_folder_name_reaches_a_shell(tmp_path, name):
+    out, env = prepared(tmp_path / f"out {name}"), stubs(tmp_path)
+    record = fairseq_train_stub(env, "")
+    save_dir = tmp_path / f"ck {name}"
+    result = train("transformer", out, save_dir, env=env, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    argv = json.loads(record.read_text())["argv"]
+    assert argv[0] == str(out / "data-bin" / "text")
+    assert argv[argv.index("--save-dir") + 1] == str(save_dir)
+    assert (save_dir / "schedule.env").read_text() == (
+        "SCHEDULE=dpe-iwslt\nTRAINED_MODEL=transformer\n")
+    calls = (tmp_path / "provenance-calls").read_text()
+    assert f"training --prog train.sh {save_dir} --data-bin {out / 'data-bin' / 'text'}" in calls
+    assert not list(tmp_path.rglob("PWNED")), "a name was run by a shell"
+
+
+@pytest.mark.parametrize("where", ["out", "ck"])
+@pytest.mark.parametrize("bad", ["line\nbreak", "co:lon"])
+def test_a_name_fairseq_cannot_take_is_refused_in_one_line_before_any_work(tmp_path, where,
+                                                                         bad):
+    out = prepared(tmp_path / (f"out {bad}" if where == "out" else "out"))
+    save_dir = tmp_path / (f"ck {bad}" if where == "ck" else "ck")
+    env = stubs(tmp_path)
+    result = train("transformer", out, save_dir, env=env)
+    assert result.returncode == 1 and result.stderr.count("\n") == 1, result.stderr
+    assert result.stderr.startswith("train.sh: error: "), result.stderr
+    assert not save_dir.exists() and not (tmp_path / "calls").exists()
+
+
+@pytest.mark.parametrize("args", [[""], ["transformer", "", "ck"], ["transformer", "OUT", ""]])
+def test_an_empty_operand_is_a_one_line_usage_error(tmp_path, args):
+    result = train(*args, env={}, cwd=tmp_path)
+    assert result.returncode == 2 and result.stderr.count("\n") == 1, result.stderr
+    assert result.stderr.startswith("train.sh: '' is not a "), result.stderr
+    assert not any(tmp_path.iterdir())
+
+
+def test_a_linked_data_bin_is_resolved(tmp_path):
+    out, env = prepared(tmp_path / "out"), stubs(tmp_path)
+    record = fairseq_train_stub(env, "")
+    (tmp_path / "work").mkdir()
+    (tmp_path / "work" / "link").symlink_to(out / "data-bin")
+    result = train("transformer", "link", "ck", env=env, cwd=tmp_path / "work")
+    assert result.returncode == 0, result.stderr
+    assert "run the data_prep recipe" not in result.stderr
+    assert json.loads(record.read_text())["argv"][0] == str(out / "data-bin" / "text")
+
+
+def test_the_progress_is_shown_while_training(tmp_path):
+    out, env = prepared(tmp_path / "out"), stubs(tmp_path)
+    fairseq_train_stub(env, "for update in (2, 4, 6):\n"
+                       "    print(f'epoch 001:  {update} / 6 loss=1.0, num_updates={update}, "
+                       "ups=1.0', flush=True)\n    time.sleep(0.2)")
+    save_dir = tmp_path / "ck"
+    result = train("transformer", out, save_dir, "--max-update", "30", env=env)
+    assert result.returncode == 0, result.stderr
+    progress = [line for line in result.stderr.splitlines() if " update " in line]
+    assert progress[0] == "train.sh: update 2/30", result.stderr
+    assert progress[2].startswith("train.sh: update 6/30, ") and progress[2].endswith(" left"), (
+        progress)
+    assert "updates/s, about " in progress[2], progress
+    assert "--log-interval 2, the checkpoint interval" in result.stderr, (
+        "a checkpoint interval under fairseq's 100 updates logs at each checkpoint")
+    assert "num_updates=6" in result.stdout, "fairseq-train's report on stdout"
+    assert "num_updates=6" in (save_dir / "train.log").read_text()
+
+
+def test_the_dry_run_logs_every_checkpoint_interval_under_100(tmp_path):
+    out = prepared(tmp_path / "out")
+    result = train("transformer", out, tmp_path / "ck", "--max-update", "300", "--dry-run",
+                   env={})
+    command = shlex.split(result.stdout)
+    assert command[command.index("--log-interval") + 1] == "20", result.stdout
+    result = train("transformer", out, tmp_path / "ck", "--dry-run", env={})
+    command = shlex.split(result.stdout)
+    assert command[command.index("--log-interval") + 1] == "100", "fairseq's default"
+    assert "--log-interval" not in result.stderr
+
+
+@pytest.mark.parametrize("seconds, words", [(40, "40 s"), (720, "12 min"), (11100, "3 h 05 min")])
+def test_time_left_in_words(seconds, words):
+    assert duration(seconds) == words
