@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Train on the LibreOffice help En-De corpus: examples/train-libreoffice.sh en-de.
 #
-#   examples/train-libreoffice-en-de.sh DATA --model M [options of examples/train_common.sh]
+#   examples/train-libreoffice-en-de.sh DATA --model M [options of examples/train-libreoffice.sh]
 #
 # Its options and their defaults are those of examples/train-libreoffice.sh:
 set -euo pipefail

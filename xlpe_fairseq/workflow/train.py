@@ -203,7 +203,7 @@ def help_parser(prog, recipe):
 
 
 def read_options(argv, pass_unknown):
-    """train_common.sh's options, each value checked as it is read, an empty one too; the
+    """The training options, each value checked as it is read, an empty one too; the
     words it does not know go to fairseq-train (``pass_unknown``) or are refused."""
     options = SimpleNamespace(model="", size=None, gpus="1", nodes="1", update_freq=None,
                               schedule=None, max_update=None, warmup=None, lr=None,
