@@ -44,6 +44,7 @@ import re
 import shlex
 import subprocess
 import sys
+import textwrap
 import time
 from types import SimpleNamespace
 
@@ -192,14 +193,12 @@ def help_parser(prog, recipe):
     if recipe is None:
         usage, description = f"%(prog)s {TRAIN_USAGE}", __doc__
     else:
-        usage, description = f"%(prog)s {recipe.usage}", recipe.description
-    parser = argparse.ArgumentParser(prog=prog, usage=usage, description=description,
-                                     epilog=OPTIONS_HELP, formatter_class=ScriptHelpFormatter,
-                                     add_help=False)
-    parser.add_argument("operands", nargs="*", metavar=(recipe.operands if recipe else
-                                                        "MODEL DATA_DIR CHECKPOINT_DIR"),
-                        help="see above")
-    return parser
+        summary, _, example = recipe.description.partition("\n\n")
+        usage = f"%(prog)s {recipe.usage}"
+        description = "\n\n".join(filter(None, [textwrap.fill(summary, 94), example]))
+    return argparse.ArgumentParser(prog=prog, usage=usage, description=description,
+                                   epilog=OPTIONS_HELP, formatter_class=ScriptHelpFormatter,
+                                   add_help=False)
 
 
 def read_options(argv, pass_unknown):
