@@ -163,7 +163,7 @@ def argument_parser(prog):
                             help="the split decoded and scored")
     parser.add_value_option("--preorderer-nbest", whole(1, 999), dest="nbest",
                             help="XL PE models: the preorderer's reorderings decoded "
-                            "(default: 4)")
+                            "(default: 1, the best reordering)")
     parser.add_argument("--tokenize", help="sacreBLEU's tokenizer for BLEU (default: by the "
                         "target language: zh, ja-mecab, ko-mecab, else 13a)")
     parser.add_argument("--cpu", action="store_true", help="decode on the CPU")
