@@ -13,13 +13,14 @@ a file, each step's wall time, CPU time and peak memory are appended to it
 """
 import hashlib
 import os
+import re
 import shlex
 import shutil
 import subprocess
 import sys
 import time
 
-from ..io.outputs import atomic_output, remove_stale_temporaries
+from ..io.outputs import _running, atomic_output
 from ..io.provenance import file_digest
 from .evaluate import end_process_group, run_child, _start_in_own_group
 
@@ -122,6 +123,27 @@ class Steps:
             stream.write(text + "\n")
 
 
+# a temporary file of a step: .NAME.PID.SUFFIX (atomic_output's and align_all's)
+TEMPORARY = re.compile(r"\..+\.([0-9]+)\.[A-Za-z0-9_]+")
+OUT_FOLDERS = ("", "raw", "tok", "bpe", "reference", os.path.join("data-bin", "text"),
+               os.path.join("data-bin", "dpe"), os.path.join("data-bin", "xlpe"))
+
+
+def remove_stale_temporaries_of(out):
+    """Remove the temporary files a run that was killed (SIGKILL) left in OUT's folders: those
+    of a process that no longer runs."""
+    for folder in OUT_FOLDERS:
+        try:
+            entries = list(os.scandir(os.path.join(out, folder)))
+        except OSError:
+            continue
+        for entry in entries:
+            match = TEMPORARY.fullmatch(entry.name)
+            pid = int(match.group(1)) if match else 0
+            if 0 < pid < 2**31 and entry.is_file(follow_symlinks=False) and not _running(pid):
+                remove(entry.path)
+
+
 def made_from_file(out):
     directory, name = os.path.split(out)
     return os.path.join(directory, f".{name}.made-from")
@@ -202,8 +224,6 @@ def align_all(steps, s, out, src, tgt):
         return
     joined = {lang: os.path.join(bpe, f".all.{lang}.{os.getpid()}.tmp") for lang in (src, tgt)}
     alignment = os.path.join(bpe, f".all.align.{os.getpid()}.tmp")
-    for prefix in (f".all.{src}.", f".all.{tgt}.", ".all.align."):
-        remove_stale_temporaries(bpe, prefix)
     try:
         for lang, path in joined.items():
             with open(path, "wb") as stream:
@@ -449,7 +469,7 @@ RECORDED_SETTINGS = (
     "MERGES", "MAX_LEN", "MAX_RATIO", "RATIO_RULE", "LOWERCASE", "JOINED_DICT",
     "XLPE_TRAIN_POSITIONS", "PREORDER_LOSS", "PREORDER_SEEDS", "PREORDER_EPOCHS",
     "PREORDER_BATCH_TOKENS", "PREORDER_MAX_LENGTH", "PREORDER_SAMPLE", "PREORDER_THREADS",
-    "PREORDER_FOLDS", "PREORDER_SECONDS", "PREORDER_DEVICE", "PREORDERER")
+    "PREORDER_FOLDS", "PREORDER_SECONDS", "PREORDER_DEVICE", "MODELS")
 
 
 def record_corpus(steps, s, raw, out, src, tgt, given, command):
@@ -464,7 +484,8 @@ def record_corpus(steps, s, raw, out, src, tgt, given, command):
     with atomic_output(os.path.join(out, "recipe.env")) as stream:
         stream.write(f"SRC={src}\nTGT={tgt}\nLOWERCASE={s['LOWERCASE']}\n"
                      f"RAW={shlex.quote(os.path.realpath(raw))}\n")
-    settings = [word for name in RECORDED_SETTINGS if s.get(name)
+    # MODELS only where it is not all, so that a default run's record is the shell form's
+    settings = [word for name in RECORDED_SETTINGS if s.get(name) and s[name] != "all"
                 for word in ("--setting", f"{name}={s[name]}")]
     # the user's folder too, where valid and test were held out of its train
     if given and given != os.path.realpath(raw):

@@ -68,12 +68,12 @@ temporary file is left, and one a killed run left is removed by the next.
 import argparse
 import os
 import re
-import subprocess
 import sys
 
 from ..io import InputError, run_command
 from ..io.locks import FolderInUse, claim_folder
-from ..io.provenance import check_work_folder
+from ..io.outputs import atomic_output
+from ..io.provenance import NO_PREORDERER, check_work_folder
 from ..preprocessing.check_raw import check_bpe, check_raw
 from . import pipeline
 from .evaluate import Refused, ScriptHelpFormatter, run_child
@@ -253,6 +253,9 @@ def settings_of(options, environ):
     choice("RATIO_RULE", s["RATIO_RULE"], ("corpus", "fixed"))
     ratio("MAX_RATIO", s["MAX_RATIO"])
     models("MODELS", s["MODELS"])
+    if not wants_preorderer(s["MODELS"]) and s["XLPE_TRAIN_POSITIONS"] != "oracle":
+        raise Refused(f"XLPE_TRAIN_POSITIONS={s['XLPE_TRAIN_POSITIONS']} is for XL PE, which "
+                      f"--models {s['MODELS']} leaves out: unset it, or add an XL PE model", 2)
     return s
 
 
@@ -355,6 +358,7 @@ def prepare(argv, prog):
         claim_folder(out, "write", "the corpus (OUT)", name)
     except FolderInUse as err:
         raise Refused(f"{name}: {err}", 1) from None
+    pipeline.remove_stale_temporaries_of(out)
     steps = pipeline.Steps(name, os.environ.get("XLPE_STAGE_LOG") or None)
     raw = raw_abs
     if held_out:
@@ -394,7 +398,6 @@ def prepare(argv, prog):
 def prepare_corpus(steps, s, raw, out, src, tgt, given, command):
     """Every step, from RAW's {train,valid,test}.{SRC,TGT} to OUT's data-bins and record."""
     preordered = wants_preorderer(s["MODELS"])
-    s["PREORDERER"] = "1" if preordered else "0"
     bpe = os.path.join(out, "bpe")
     for folder in ("tok", "bpe", os.path.join("data-bin", "text")):
         os.makedirs(os.path.join(out, folder), exist_ok=True)
@@ -423,7 +426,7 @@ def prepare_corpus(steps, s, raw, out, src, tgt, given, command):
     else:
         steps.say("== preorderer: skipped (--models names no XL PE model); data-bin/xlpe holds "
                   "train positions only, and XL PE cannot be trained or evaluated from OUT")
-        drop_preorderer_outputs(out, bpe)
+    mark_preorderer(out, preordered)
     pipeline.binarize_text(steps, s, out, src, tgt)
     pipeline.link_text_bin(out, src, tgt, "dpe")
     pipeline.link_text_bin(out, src, tgt, "xlpe")
@@ -451,13 +454,22 @@ def prepare_corpus(steps, s, raw, out, src, tgt, given, command):
                   "without --models) to have it; re-both needs no preorderer (docs/preorderer.md)")
 
 
-def drop_preorderer_outputs(out, bpe):
-    """A preorderer's outputs left by an earlier run are removed: data-bin/xlpe must not hold
-    valid or test positions of a preorderer this run's record does not cover."""
-    for variant_file in os.listdir(os.path.join(out, "data-bin", "xlpe")) if os.path.isdir(
-            os.path.join(out, "data-bin", "xlpe")) else []:
-        if re.fullmatch(r"(valid|test)\.reorder\..*\.(bin|idx)", variant_file):
-            pipeline.remove(os.path.join(out, "data-bin", "xlpe", variant_file))
+def mark_preorderer(out, preordered):
+    """data-bin/xlpe as this run leaves it: without the preorderer, its valid and test
+    positions of an earlier run removed (the record would not cover them) and a note that
+    the task and xlpe-evaluate read to refuse XL PE in one line; with it, no note."""
+    xlpe = os.path.join(out, "data-bin", "xlpe")
+    os.makedirs(xlpe, exist_ok=True)
+    note = os.path.join(xlpe, NO_PREORDERER)
+    if preordered:
+        pipeline.remove(note)
+        return
+    for name in os.listdir(xlpe):
+        if re.fullmatch(r"(valid|test)\.reorder\..*\.(bin|idx)", name):
+            pipeline.remove(os.path.join(xlpe, name))
+    with atomic_output(note) as stream:
+        stream.write("prepared without the preorderer (xlpe-prepare --models without an XL PE "
+                     "model): train positions only\n")
 
 
 def main(argv=None):
