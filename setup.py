@@ -35,6 +35,7 @@ CONSOLE_SCRIPTS = [
     "xlpe-translate = xlpe_fairseq.evaluation.translate:main",
     "xlpe-provenance = xlpe_fairseq.io.provenance:main",
     "xlpe-evaluate = xlpe_fairseq.workflow.evaluate:main",
+    "xlpe-prepare = xlpe_fairseq.workflow.prepare:main",
 ]
 
 

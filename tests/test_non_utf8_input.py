@@ -363,6 +363,16 @@ def evaluate_recipe_env(tmp):
     return [str(tmp / "corpus"), str(tmp / "out")], not_utf8(recipe_env, 2)
 
 
+def prepare_raw(tmp):
+    for split in ("train", "valid", "test"):
+        for lang in ("fr", "en"):
+            text_file(tmp / "raw" / f"{split}.{lang}", ["le chat", "la maison", "un chien"],
+                      bad_line=2 if (split, lang) == ("valid", "fr") else None)
+    return (["--src", "fr", "--tgt", "en", str(tmp / "raw"), str(tmp / "out")],
+            not_utf8(tmp / "raw" / "valid.fr", 2))
+
+
+
 CASES = {
     "xlpe-tokenize": [tokenize],
     "xlpe-bpe": [bpe_learn, bpe_apply, bpe_apply_codes],
@@ -389,6 +399,7 @@ CASES = {
     "xlpe-study": [study, study_gold, study_dictionary],
     "xlpe-provenance": [provenance],
     "xlpe-evaluate": [evaluate_recipe_env],
+    "xlpe-prepare": [prepare_raw],
 }
 
 

@@ -70,7 +70,7 @@ import os
 import re
 import sys
 
-from ..io import InputError, run_command
+from ..io import InputError, check_utf8, run_command
 from ..io.locks import FolderInUse, claim_folder
 from ..io.outputs import atomic_output
 from ..io.provenance import NO_PREORDERER, check_work_folder
@@ -328,6 +328,8 @@ def prepare(argv, prog):
     check_name(out, "OUT", name)
     if not os.path.isdir(raw_dir):
         raise Refused(f"{name}: {raw_dir}: no such folder", 1)
+    # a folder named like an option (after --) is passed on as ./-NAME, which no command parses
+    raw_dir = raw_dir if not raw_dir.startswith("-") else os.path.join(".", raw_dir)
     raw_abs = os.path.realpath(raw_dir)
     for lang in (src, tgt):
         if lang in UNSEGMENTED:
@@ -346,13 +348,13 @@ def prepare(argv, prog):
             continue
         need_files(pair)
         same_line_count(*pair)
-    # valid and test pairs, which the word aligner reads, before any work
-    check_raw([os.path.realpath(os.path.join(raw_dir, f"{split}.{lang}"))
-               for split in ("valid", "test") if split not in held_out for lang in (src, tgt)])
+    # text that is not UTF-8 before anything is written (the rest of check_raw once OUT/raw
+    # is linked, as the shell form did)
+    check_utf8([os.path.join(raw_dir, f"{split}.{lang}")
+                for split in ("valid", "test") if split not in held_out for lang in (src, tgt)])
 
     # before anything is written: a folder of the user's own, and no other run in it
     check_work_folder(out, "the corpus (OUT)")
-    # a folder named like an option is passed on as ./-NAME, which no command parses
     out = out if not out.startswith("-") else os.path.join(".", out)
     try:
         claim_folder(out, "write", "the corpus (OUT)", name)
@@ -383,6 +385,13 @@ def prepare(argv, prog):
                     if os.path.lexists(link):
                         os.unlink(link)
                     os.symlink(os.path.join(raw_abs, f"{split}.{lang}"), link)
+
+    # valid and test pairs, which the word aligner reads, before any work (it would name its
+    # own file, OUT/bpe/all.SRC); a linked file by the name of the file it links to, the user's
+    for split in pipeline.SPLITS:
+        need_files([os.path.join(raw, f"{split}.{lang}") for lang in (src, tgt)])
+    check_raw([os.path.realpath(os.path.join(raw, f"{split}.{lang}"))
+               for split in ("valid", "test") for lang in (src, tgt)])
 
     # size-dependent defaults, from the training pairs before the length filter
     pairs = line_count(os.path.join(raw, f"train.{src}"))
