@@ -428,13 +428,14 @@ def prepare_corpus(steps, s, raw, out, src, tgt, given, command):
     for split in pipeline.SPLITS:
         pipeline.reorder(steps, s, out, "btg", split, src, tgt)
     if preordered:
-        steps.say(f"== the preorderer (XL PE's test positions): expected to take "
+        steps.say(f"the preorderer (XL PE's test positions): expected to take "
                   f"{pipeline.PREORDERER_TIME} at its defaults; a run for other models can "
                   "skip it with --models (e.g. --models transformer,dpe,re-both)")
         pipeline.preorder(steps, s, out, src)
     else:
-        steps.say("== preorderer: skipped (--models names no XL PE model); data-bin/xlpe holds "
-                  "train positions only, and XL PE cannot be trained or evaluated from OUT")
+        steps.say("the preorderer: not trained (--models names no XL PE model); data-bin/xlpe "
+                  "holds train positions only, and XL PE cannot be trained or evaluated from "
+                  "OUT")
     mark_preorderer(out, preordered)
     pipeline.binarize_text(steps, s, out, src, tgt)
     pipeline.link_text_bin(out, src, tgt, "dpe")
