@@ -20,6 +20,7 @@ import subprocess
 import sys
 import time
 
+from ..io import termination_deferred
 from ..io.outputs import _running, atomic_output
 from ..io.provenance import file_digest
 from .evaluate import end_process_group, run_child, _start_in_own_group
@@ -342,6 +343,8 @@ def train_preorderers(steps, s, members, data, settings):
                         [*command, "--seed", str(seed), "--save", save])
             steps.made(save)
         return
+    if not stale:
+        return
     steps.say(f"== train {len(members)} preorderers, {jobs} side by side "
               f"({s['PREORDER_THREADS']} thread(s) each; logs: "
               f"{members[0][0][:-len('.seed1.pt')]}.seedK.log)")
@@ -354,9 +357,10 @@ def train_preorderers(steps, s, members, data, settings):
             with open(save[:-len(".pt")] + ".log", "w", encoding="utf-8") as log:
                 log.write(f"== {name}\n")
                 log.flush()
-                children.append((subprocess.Popen(
-                    steps.logged(name, [*command, "--seed", str(seed), "--save", save]),
-                    stderr=log, preexec_fn=_start_in_own_group), save, seed))
+                with termination_deferred():
+                    children.append((subprocess.Popen(
+                        steps.logged(name, [*command, "--seed", str(seed), "--save", save]),
+                        stderr=log, preexec_fn=_start_in_own_group), save, seed))
         for child, _, _ in children:
             child.wait()
     except BaseException:

@@ -55,7 +55,7 @@ of them, and the other environment settings of data_prep/pipeline.sh, can be set
 PREORDER_SECONDS=3600 (a cap), PREORDER_DEVICE=cpu (or cuda), PREORDER_LOSS (pairwise,
 structured or both), XLPE_TRAIN_POSITIONS=oracle (or predicted, mixed), PREORDER_FOLDS=2.
 An option wins over its variable (MERGES, MAX_LEN, MAX_RATIO, RATIO_RULE, LOWERCASE,
-JOINED_DICT, MODELS, WORKERS). Every value is checked before any work starts.
+JOINED_DICT, WORKERS). Every value is checked before any work starts.
 A rerun into the same OUT skips each step whose inputs and settings are those its outputs
 were made from (by content, whatever the files' times) and redoes the others.
 At the end, the advice line names the model to train beside the baseline, with the command:
@@ -215,7 +215,7 @@ def settings_of(options, environ):
     recipes' order: the first bad one a usage error."""
     s = {name: value for name, value in environ.items()
          if name in ("MERGES", "MAX_LEN", "MAX_RATIO", "RATIO_RULE", "LOWERCASE", "JOINED_DICT",
-                     "MODELS", "WORKERS", "XLPE_TRAIN_POSITIONS") or name.startswith("PREORDER_")}
+                     "WORKERS", "XLPE_TRAIN_POSITIONS") or name.startswith("PREORDER_")}
     s = {name: value for name, value in s.items() if value != ""}
     s.update(options)
     defaults = {"WORKERS": str(nproc()), "LOWERCASE": "0", "JOINED_DICT": "0",
@@ -252,7 +252,6 @@ def settings_of(options, environ):
             raise Refused(f"PREORDER_DEVICE: {err}", 2) from None
     choice("RATIO_RULE", s["RATIO_RULE"], ("corpus", "fixed"))
     ratio("MAX_RATIO", s["MAX_RATIO"])
-    models("MODELS", s["MODELS"])
     if not wants_preorderer(s["MODELS"]) and s["XLPE_TRAIN_POSITIONS"] != "oracle":
         raise Refused(f"XLPE_TRAIN_POSITIONS={s['XLPE_TRAIN_POSITIONS']} is for XL PE, which "
                       f"--models {s['MODELS']} leaves out: unset it, or add an XL PE model", 2)
