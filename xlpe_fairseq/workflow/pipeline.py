@@ -106,11 +106,6 @@ class Steps:
         return [sys.executable, "-m", "xlpe_fairseq.io.stage_usage", "--log", self.stage_log,
                 "--name", name, "--", *command]
 
-    def log_wall(self, name, seconds):
-        if self.stage_log:
-            run_child([sys.executable, "-m", "xlpe_fairseq.io.stage_usage", "--log",
-                       self.stage_log, "--name", name, "--wall", str(seconds)])
-
     def stamp(self, path, text):
         """``path`` holds ``text``, rewritten only when it changes: settings a step reads as
         an input file."""
@@ -494,10 +489,7 @@ def record_corpus(steps, s, raw, out, src, tgt, given, command):
     # the user's folder too, where valid and test were held out of its train
     if given and given != os.path.realpath(raw):
         settings += ["--given", given]
-    start = time.monotonic()
-    status = run_child(["xlpe-provenance", "corpus", out, "--raw", raw, "--src", src, "--tgt",
-                        tgt, *settings, "--", *command])
-    if status:
-        raise StepFailed(status if status > 0 else 128 - status)
-    steps.log_wall("record provenance", time.monotonic() - start)
+    steps.measured("record provenance", [
+        "xlpe-provenance", "corpus", out, "--raw", raw, "--src", src, "--tgt", tgt, *settings,
+        "--", *command])
 
