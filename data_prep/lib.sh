@@ -304,3 +304,23 @@ extract_raw_once() {
         made "$RAW/test.$SRC"
     fi
 }
+
+# run_prepare RAW OUT SRC TGT: the offline part every recipe shares, from RAW's untokenized
+# {train,valid,test}.{SRC,TGT} to OUT's data-bins: xlpe-prepare (xlpe_fairseq/workflow/
+# prepare.py) in place of this shell, with the recipe's settings as its options: MERGES
+# (32000) and MAX_LEN (250) unless set, LOWERCASE and JOINED_DICT, and the length rule of
+# fairseq's scripts (RATIO_RULE=fixed) unless set; the other settings (WORKERS, PREORDER_*,
+# XLPE_TRAIN_POSITIONS) it reads from the environment.
+run_prepare() {
+    local raw=$1 out=$2 src=$3 tgt=$4 flags=()
+    if [[ ${LOWERCASE:-0} == 1 ]]; then
+        flags+=(--lowercase)
+    fi
+    if [[ ${JOINED_DICT:-0} == 1 ]]; then
+        flags+=(--joined-dictionary)
+    fi
+    exec python -m xlpe_fairseq.workflow.prepare --src "$src" --tgt "$tgt" \
+        --merges "${MERGES:-32000}" --max-len "${MAX_LEN:-250}" \
+        --ratio-rule "${RATIO_RULE:-fixed}" --max-ratio "${MAX_RATIO:-1.5}" "${flags[@]}" \
+        -- "$raw" "$out"
+}

@@ -17,7 +17,6 @@
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 source "$HERE/lib.sh"
-source "$HERE/pipeline.sh"
 
 usage() {
     echo "usage: $0 {--aspec-dir DIR | --raw-dir DIR} OUTDIR" >&2
@@ -85,4 +84,4 @@ if [[ -z $RAW ]]; then
     fi
 fi
 
-prepare_corpus "$RAW" "$OUT" "$SRC" "$TGT"
+run_prepare "$RAW" "$OUT" "$SRC" "$TGT"

@@ -15,7 +15,6 @@
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 source "$HERE/lib.sh"
-source "$HERE/pipeline.sh"
 
 usage() {
     echo "usage: $0 [--raw-dir DIR] {de-en|en-de|en-fr|en-it} OUTDIR" >&2
@@ -95,4 +94,4 @@ if [[ -z $RAW ]]; then
     extract_raw_once "$orig" "$orig/train.tags.$ARCHIVE_PAIR.$SRC"
 fi
 
-prepare_corpus "$RAW" "$OUT" "$SRC" "$TGT"
+run_prepare "$RAW" "$OUT" "$SRC" "$TGT"

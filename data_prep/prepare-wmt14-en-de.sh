@@ -12,7 +12,6 @@
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 source "$HERE/lib.sh"
-source "$HERE/pipeline.sh"
 
 usage() {
     echo "usage: $0 [--raw-dir DIR] OUTDIR" >&2
@@ -60,4 +59,4 @@ if [[ -z $RAW ]]; then
     extract_raw_once "$OUT/download/orig" "$OUT/download/orig.stamp"
 fi
 
-prepare_corpus "$RAW" "$OUT" "$SRC" "$TGT"
+run_prepare "$RAW" "$OUT" "$SRC" "$TGT"

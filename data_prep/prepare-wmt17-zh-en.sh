@@ -15,7 +15,6 @@
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 source "$HERE/lib.sh"
-source "$HERE/pipeline.sh"
 
 usage() {
     echo "usage: $0 [--raw-dir DIR] {zh-en|en-zh} OUTDIR" >&2
@@ -68,4 +67,4 @@ if [[ -z $RAW ]]; then
     extract_raw_once "$OUT/download/orig" "$OUT/download/orig.stamp"
 fi
 
-prepare_corpus "$RAW" "$OUT" "$SRC" "$TGT"
+run_prepare "$RAW" "$OUT" "$SRC" "$TGT"
