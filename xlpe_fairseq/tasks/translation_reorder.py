@@ -183,8 +183,9 @@ class TranslationReorderTask(DataProvenance, TranslationTask):
             return
         src, tgt = self.cfg.source_lang, self.cfg.target_lang
         prefix = reorder_prefix(data_path, split, src, tgt)
+        # an OUT prepared without the preorderer (xlpe-prepare --models) has none to give
         unprepared = without_preorderer(data_path, split)
-        if unprepared and self.reorder_role == ROLE_INPUT:
+        if unprepared:
             raise MissingReorderPositionsError(unprepared)
         # a recipe's OUT/data-bin/text given for a model that reads OUT/data-bin/xlpe or dpe
         variant = "xlpe" if self.reorder_role == ROLE_INPUT else "dpe"
