@@ -1,5 +1,6 @@
 # Bash helpers shared by the data_prep recipes: step skipping, step timing, the BPE step,
-# downloads with checksum verification, and the option checks of options.sh. Source it
+# downloads with checksum verification, the option checks of options.sh, and run_prepare
+# (xlpe-prepare with the recipe's settings, the offline part every recipe shares). Source it
 # (`source "$(dirname "$0")/lib.sh"`); it defines functions and CHECKSUMS_FILE, and changes no
 # shell options.
 source "$(dirname "${BASH_SOURCE[0]}")/options.sh"
@@ -234,24 +235,6 @@ need_files() {
             return 1
         fi
     done
-}
-
-# line_count FILE: its lines, a last one without a newline included (as Python reads them).
-line_count() {
-    awk 'END { print NR }' "$1"
-}
-
-# same_line_count FILE1 FILE2: fail naming both files unless they have as many lines (the two
-# sides of a parallel split).
-same_line_count() {
-    local first second
-    first=$(line_count "$1")
-    second=$(line_count "$2")
-    if ((first != second)); then
-        echo "$1 has $first lines, $2 has $second: the sides of a parallel corpus need one" \
-            "line per sentence pair" >&2
-        return 1
-    fi
 }
 
 # fetch_and_unpack DOWNLOAD ORIG: fetch every entry of the caller's associative array URLS

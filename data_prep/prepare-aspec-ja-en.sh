@@ -13,7 +13,7 @@
 #                  https://jipsti.jst.go.jp/aspec/ ; nothing is downloaded here.
 # --raw-dir DIR    start from untokenized {train,valid,test}.{ja,en} in DIR instead.
 # Environment: TRAIN_SECTIONS ("1 2"), WORKERS, MERGES (32000), and the settings of
-# data_prep/pipeline.sh. Separate dictionaries: the scripts share few symbols.
+# data_prep/prepare-corpus.sh. Separate dictionaries: the scripts share few symbols.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 source "$HERE/lib.sh"

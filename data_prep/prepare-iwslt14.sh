@@ -11,7 +11,8 @@
 # --raw-dir DIR  start from untokenized {train,valid,test}.{SRC,TGT} in DIR (no download).
 # Environment: IWSLT_ARCHIVE (an already downloaded XX-YY.tgz, e.g. for en-fr/en-it from the
 # WIT3 site if its old archive address is gone), WORKERS, MERGES (10000, fairseq's script;
-# the DPE paper reports a 32k vocabulary), and the settings of data_prep/pipeline.sh.
+# the DPE paper reports a 32k vocabulary), and xlpe-prepare's settings
+# (data_prep/prepare-corpus.sh --help).
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 source "$HERE/lib.sh"

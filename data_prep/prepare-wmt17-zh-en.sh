@@ -11,7 +11,7 @@
 # line-aligned files NAME.zh / NAME.en into EXTRA_CORPORA_DIR and they join the training data.
 # --raw-dir DIR  start from untokenized {train,valid,test}.{zh,en} in DIR (no download).
 # Environment: EXTRA_CORPORA_DIR, WORKERS, MERGES (32000), and the settings of
-# data_prep/pipeline.sh. Separate dictionaries: the scripts share few symbols.
+# data_prep/prepare-corpus.sh. Separate dictionaries: the scripts share few symbols.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 source "$HERE/lib.sh"

@@ -1,14 +1,45 @@
 """The steps of data preparation, from raw parallel text to the data-bins of every model
-family (xlpe-prepare runs them; data_prep/pipeline.sh is their shell form the downloading
-recipes still source): tokenize, length filter, BPE, align, DPE and BTG positions, the
-preorderer, fairseq-preprocess, positions binarized, and the record of what OUT was made from.
+family (xlpe-prepare runs them, for data_prep/prepare-corpus.sh and every dataset recipe):
+tokenize, length filter, BPE, align, DPE and BTG positions, the preorderer,
+fairseq-preprocess, positions binarized, and the record of what OUT was made from. OUT
+receives
+  tok/        tokenized text (train length-filtered as in fairseq's prepare scripts)
+  bpe/        BPE text, codes, word alignments, reorder files:
+              {train,valid}.dpe.reorder (DPE target), {split}.btg.reorder (BTG oracle),
+              {valid,test}.pred.reorder (preorderer predictions from the source alone)
+  preorderer.pt, preorderer.test.score (predicted vs oracle BTG order on test; the last
+              line of the run says what it means for XL PE),
+  preorderer.ceiling (xlpe-reorder-ceiling on train: how much a source-only model can predict)
+  data-bin/text  fairseq-preprocess output (baseline Transformer, Reordering Embeddings)
+  data-bin/dpe   text + train and valid positions from the DPE rules (transformer_dpe; the
+                 validation loss then has the order loss too, as the training loss)
+  data-bin/xlpe  text + train positions chosen by XLPE_TRAIN_POSITIONS, preorderer
+                 positions for valid/test (transformer_xlpe; the test positions are what a
+                 deployed model gets); train positions only without the preorderer
+  reference/  {valid,test}.TGT as prepared: what examples/evaluate.sh scores against
+  recipe.env  SRC, TGT, LOWERCASE, RAW, for examples/evaluate.sh
+  provenance.json  what OUT was made from, written last, verified by train.sh, evaluate.sh
+              and xlpe-translate --corpus
+
+The settings (``s``, from xlpe-prepare's options and the environment): WORKERS, MERGES,
+LOWERCASE, MAX_LEN, RATIO_RULE and MAX_RATIO (the length filter), JOINED_DICT;
+PREORDER_SECONDS (a safety cap, checked after each epoch), PREORDER_DEVICE, PREORDER_THREADS
+(xlpe-preorder-train's --threads), PREORDER_JOBS (members trained side by side, each its own
+process: threads of one process stall beside other work on the same cores, processes do
+not); PREORDER_LOSS, PREORDER_SEEDS (N > 1: preorderer.seedK.pt combined by
+xlpe-preorder-ensemble into preorderer.pt), PREORDER_EPOCHS, PREORDER_BATCH_TOKENS,
+PREORDER_MAX_LENGTH and PREORDER_SAMPLE, by the corpus's size unless set
+(xlpe_fairseq/workflow/prepare.py's preorderer_defaults); XLPE_TRAIN_POSITIONS: oracle
+(BTG positions from the alignment), predicted (the preorderer's, cross-fitted over
+PREORDER_FOLDS folds with xlpe-preorder-crossfit, so that train positions look like test
+ones) or mixed (per sentence, oracle or cross-fitted at random, half each).
 
 Each step is skipped when its outputs were made from the present content of its inputs and
 the same settings, by content, whatever the files' times: a hidden ``.NAME.made-from`` beside
-a step's first output holds the digest of what it was made from, the same record the shell
-form keeps, so that either may rerun into an OUT the other wrote. Each step runs as a child
-in its own process group (no shell), ended with this command; with ``XLPE_STAGE_LOG`` naming
-a file, each step's wall time, CPU time and peak memory are appended to it
+a step's first output holds the digest of what it was made from (the record the shell form
+kept, so that an OUT it prepared reruns skipping what is made). Each step runs as a child in
+its own process group (no shell), ended with this command; with ``XLPE_STAGE_LOG`` naming a
+file, each step's wall time, CPU time and peak memory are appended to it
 (xlpe_fairseq/io/stage_usage.py).
 """
 import hashlib

@@ -51,7 +51,8 @@ PREORDER_BATCH_TOKENS=2000, PREORDER_MAX_LENGTH=150, trained as one-thread proce
 by side (PREORDER_THREADS=1, PREORDER_JOBS=the cores); above 50,000 training pairs the same
 four members on one seeded sample of PREORDER_SAMPLE=35000 pairs, so 3 to 13 minutes on 2
 fast CPU cores (up to three times that on slow ones) at any size (docs/preorderer.md). Each
-of them, and the other environment settings of data_prep/pipeline.sh, can be set:
+of them, and the other environment settings (xlpe_fairseq/workflow/pipeline.py), can be
+set:
 PREORDER_SECONDS=3600 (a cap), PREORDER_DEVICE=cpu (or cuda), PREORDER_LOSS (pairwise,
 structured or both), XLPE_TRAIN_POSITIONS=oracle (or predicted, mixed), PREORDER_FOLDS=2.
 An option wins over its variable (MERGES, MAX_LEN, MAX_RATIO, RATIO_RULE, LOWERCASE,
