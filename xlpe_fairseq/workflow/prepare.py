@@ -74,7 +74,7 @@ import sys
 from ..io import InputError, check_utf8, run_command
 from ..io.locks import FolderInUse, claim_folder
 from ..io.outputs import atomic_output
-from ..io.provenance import NO_PREORDERER, check_work_folder
+from ..io.provenance import NO_PREORDERER
 from ..preprocessing.check_raw import check_bpe, check_raw
 from . import pipeline
 from .evaluate import Refused, ScriptHelpFormatter, run_child
@@ -354,7 +354,6 @@ def prepare(argv, prog):
                 for split in ("valid", "test") if split not in held_out for lang in (src, tgt)])
 
     # before anything is written: a folder of the user's own, and no other run in it
-    check_work_folder(out, "the corpus (OUT)")
     out = out if not out.startswith("-") else os.path.join(".", out)
     try:
         claim_folder(out, "write", "the corpus (OUT)", name)
