@@ -36,6 +36,7 @@ CONSOLE_SCRIPTS = [
     "xlpe-provenance = xlpe_fairseq.io.provenance:main",
     "xlpe-evaluate = xlpe_fairseq.workflow.evaluate:main",
     "xlpe-train = xlpe_fairseq.workflow.train:main",
+    "xlpe-prepare = xlpe_fairseq.workflow.prepare:main",
 ]
 
 

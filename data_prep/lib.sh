@@ -1,5 +1,6 @@
 # Bash helpers shared by the data_prep recipes: step skipping, step timing, the BPE step,
-# downloads with checksum verification, and the option checks of options.sh. Source it
+# downloads with checksum verification, the option checks of options.sh, and run_prepare
+# (xlpe-prepare with the recipe's settings, the offline part every recipe shares). Source it
 # (`source "$(dirname "$0")/lib.sh"`); it defines functions and CHECKSUMS_FILE, and changes no
 # shell options.
 source "$(dirname "${BASH_SOURCE[0]}")/options.sh"
@@ -236,24 +237,6 @@ need_files() {
     done
 }
 
-# line_count FILE: its lines, a last one without a newline included (as Python reads them).
-line_count() {
-    awk 'END { print NR }' "$1"
-}
-
-# same_line_count FILE1 FILE2: fail naming both files unless they have as many lines (the two
-# sides of a parallel split).
-same_line_count() {
-    local first second
-    first=$(line_count "$1")
-    second=$(line_count "$2")
-    if ((first != second)); then
-        echo "$1 has $first lines, $2 has $second: the sides of a parallel corpus need one" \
-            "line per sentence pair" >&2
-        return 1
-    fi
-}
-
 # fetch_and_unpack DOWNLOAD ORIG: fetch every entry of the caller's associative array URLS
 # (saved name -> address) into DOWNLOAD, then unpack those tarballs into ORIG once (ORIG.stamp
 # marks it done and holds the archives' digest, so that what reads ORIG follows them).
@@ -303,4 +286,24 @@ extract_raw_once() {
         timed "extract raw text" extract_raw "$orig" "$RAW"
         made "$RAW/test.$SRC"
     fi
+}
+
+# run_prepare RAW OUT SRC TGT: the offline part every recipe shares, from RAW's untokenized
+# {train,valid,test}.{SRC,TGT} to OUT's data-bins: xlpe-prepare (xlpe_fairseq/workflow/
+# prepare.py) in place of this shell, with the recipe's settings as its options: MERGES
+# (32000) and MAX_LEN (250) unless set, LOWERCASE and JOINED_DICT, and the length rule of
+# fairseq's scripts (RATIO_RULE=fixed) unless set; the other settings (WORKERS, PREORDER_*,
+# XLPE_TRAIN_POSITIONS) it reads from the environment.
+run_prepare() {
+    local raw=$1 out=$2 src=$3 tgt=$4 flags=()
+    if [[ ${LOWERCASE:-0} == 1 ]]; then
+        flags+=(--lowercase)
+    fi
+    if [[ ${JOINED_DICT:-0} == 1 ]]; then
+        flags+=(--joined-dictionary)
+    fi
+    exec python -m xlpe_fairseq.workflow.prepare --src "$src" --tgt "$tgt" \
+        --merges "${MERGES:-32000}" --max-len "${MAX_LEN:-250}" \
+        --ratio-rule "${RATIO_RULE:-fixed}" --max-ratio "${MAX_RATIO:-1.5}" "${flags[@]}" \
+        -- "$raw" "$out"
 }

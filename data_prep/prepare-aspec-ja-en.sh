@@ -13,11 +13,10 @@
 #                  https://jipsti.jst.go.jp/aspec/ ; nothing is downloaded here.
 # --raw-dir DIR    start from untokenized {train,valid,test}.{ja,en} in DIR instead.
 # Environment: TRAIN_SECTIONS ("1 2"), WORKERS, MERGES (32000), and the settings of
-# data_prep/pipeline.sh. Separate dictionaries: the scripts share few symbols.
+# data_prep/prepare-corpus.sh. Separate dictionaries: the scripts share few symbols.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 source "$HERE/lib.sh"
-source "$HERE/pipeline.sh"
 
 usage() {
     echo "usage: $0 {--aspec-dir DIR | --raw-dir DIR} OUTDIR" >&2
@@ -85,4 +84,4 @@ if [[ -z $RAW ]]; then
     fi
 fi
 
-prepare_corpus "$RAW" "$OUT" "$SRC" "$TGT"
+run_prepare "$RAW" "$OUT" "$SRC" "$TGT"

@@ -11,11 +11,11 @@
 # --raw-dir DIR  start from untokenized {train,valid,test}.{SRC,TGT} in DIR (no download).
 # Environment: IWSLT_ARCHIVE (an already downloaded XX-YY.tgz, e.g. for en-fr/en-it from the
 # WIT3 site if its old archive address is gone), WORKERS, MERGES (10000, fairseq's script;
-# the DPE paper reports a 32k vocabulary), and the settings of data_prep/pipeline.sh.
+# the DPE paper reports a 32k vocabulary), and xlpe-prepare's settings
+# (data_prep/prepare-corpus.sh --help).
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 source "$HERE/lib.sh"
-source "$HERE/pipeline.sh"
 
 usage() {
     echo "usage: $0 [--raw-dir DIR] {de-en|en-de|en-fr|en-it} OUTDIR" >&2
@@ -95,4 +95,4 @@ if [[ -z $RAW ]]; then
     extract_raw_once "$orig" "$orig/train.tags.$ARCHIVE_PAIR.$SRC"
 fi
 
-prepare_corpus "$RAW" "$OUT" "$SRC" "$TGT"
+run_prepare "$RAW" "$OUT" "$SRC" "$TGT"

@@ -20,7 +20,7 @@
 # pairs each), DROP_IDENTICAL (1, except
 # 0 for en-de and de-en: leave out pairs whose sides are the same text, i.e. paragraphs not
 # yet translated, which the help installs in English), and the settings of
-# data_prep/pipeline.sh.
+# data_prep/prepare-corpus.sh.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 source "$HERE/lib.sh"

@@ -8,11 +8,10 @@
 #
 # --raw-dir DIR  start from untokenized {train,valid,test}.{en,de} in DIR (no download).
 # Environment: WORKERS, MERGES (32000 joint, XL PE §4 / RE §6.3), PREORDER_SECONDS, and the
-# settings of data_prep/pipeline.sh. Cased text, one joined dictionary (--share-all-embeddings).
+# settings of xlpe-prepare (prepare-corpus.sh --help). Cased text, one joined dictionary (--share-all-embeddings).
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 source "$HERE/lib.sh"
-source "$HERE/pipeline.sh"
 
 usage() {
     echo "usage: $0 [--raw-dir DIR] OUTDIR" >&2
@@ -60,4 +59,4 @@ if [[ -z $RAW ]]; then
     extract_raw_once "$OUT/download/orig" "$OUT/download/orig.stamp"
 fi
 
-prepare_corpus "$RAW" "$OUT" "$SRC" "$TGT"
+run_prepare "$RAW" "$OUT" "$SRC" "$TGT"

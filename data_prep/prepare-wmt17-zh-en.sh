@@ -11,11 +11,10 @@
 # line-aligned files NAME.zh / NAME.en into EXTRA_CORPORA_DIR and they join the training data.
 # --raw-dir DIR  start from untokenized {train,valid,test}.{zh,en} in DIR (no download).
 # Environment: EXTRA_CORPORA_DIR, WORKERS, MERGES (32000), and the settings of
-# data_prep/pipeline.sh. Separate dictionaries: the scripts share few symbols.
+# data_prep/prepare-corpus.sh. Separate dictionaries: the scripts share few symbols.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 source "$HERE/lib.sh"
-source "$HERE/pipeline.sh"
 
 usage() {
     echo "usage: $0 [--raw-dir DIR] {zh-en|en-zh} OUTDIR" >&2
@@ -68,4 +67,4 @@ if [[ -z $RAW ]]; then
     extract_raw_once "$OUT/download/orig" "$OUT/download/orig.stamp"
 fi
 
-prepare_corpus "$RAW" "$OUT" "$SRC" "$TGT"
+run_prepare "$RAW" "$OUT" "$SRC" "$TGT"

@@ -377,6 +377,16 @@ def train_schedule_env(tmp):
     return ["transformer", str(tmp / "corpus"), str(tmp / "ck")], not_utf8(schedule_env, 2)
 
 
+def prepare_raw(tmp):
+    for split in ("train", "valid", "test"):
+        for lang in ("fr", "en"):
+            text_file(tmp / "raw" / f"{split}.{lang}", ["le chat", "la maison", "un chien"],
+                      bad_line=2 if (split, lang) == ("valid", "fr") else None)
+    return (["--src", "fr", "--tgt", "en", str(tmp / "raw"), str(tmp / "out")],
+            not_utf8(tmp / "raw" / "valid.fr", 2))
+
+
+
 CASES = {
     "xlpe-tokenize": [tokenize],
     "xlpe-bpe": [bpe_learn, bpe_apply, bpe_apply_codes],
@@ -404,6 +414,7 @@ CASES = {
     "xlpe-provenance": [provenance],
     "xlpe-evaluate": [evaluate_recipe_env],
     "xlpe-train": [train_schedule_env],
+    "xlpe-prepare": [prepare_raw],
 }
 
 

@@ -1,8 +1,6 @@
 """Round trip through xlpe-preorder-train, xlpe-preorder and xlpe-reorder-score, and bad input."""
 import importlib
 import os
-import re
-from pathlib import Path
 
 import pytest
 import torch
@@ -10,6 +8,7 @@ import torch
 from xlpe_fairseq.preordering import ensemble, metrics, predict, train
 from xlpe_fairseq.preordering.preorderer import Preorderer
 from xlpe_fairseq.preordering.vocabulary import Vocabulary
+from xlpe_fairseq.workflow.prepare import settings_of
 
 
 def write_lines(path, rows):
@@ -287,9 +286,6 @@ def test_torch_threads_default_to_one_as_the_recipes_run_them(command, argv):
     by hand beside one busy process); one thread, the recipes' PREORDER_THREADS, does not."""
     args = importlib.import_module(f"xlpe_fairseq.preordering.{command}").build_parser() \
         .parse_args(argv)
-    pipeline = (Path(__file__).parents[2] / "data_prep" / "pipeline.sh").read_text()
-    recipes = re.search(r"PREORDER_THREADS=\$\{PREORDER_THREADS:-(\d+)\}", pipeline)
-    assert recipes, "data_prep/pipeline.sh no longer sets PREORDER_THREADS' default"
-    assert args.threads == int(recipes.group(1)) == 1, \
-        f"xlpe-preorder {command} --threads defaults to {args.threads}, the recipes to " \
-        f"{recipes.group(1)}"
+    recipes = settings_of({"SRC": "en", "TGT": "de"}, {})["PREORDER_THREADS"]
+    assert args.threads == int(recipes) == 1, \
+        f"xlpe-preorder {command} --threads defaults to {args.threads}, the recipes to {recipes}"

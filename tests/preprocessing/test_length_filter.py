@@ -4,7 +4,6 @@ run says what went and why, and a filter that leaves nothing fails in one line."
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
@@ -127,18 +126,19 @@ def test_a_ratio_of_at_most_one_is_a_usage_error(tmp_path, ratio, capsys):
     assert "--max-ratio" in capsys.readouterr().err
 
 
-DATA_PREP = Path(__file__).resolve().parents[2] / "data_prep"
-
-
 def clean_train(out, **settings):
-    """data_prep/pipeline.sh's clean_train on OUT/tok/train.full.{en,ja}, MAX_LEN 50."""
-    env = {**{key: value for key, value in os.environ.items()
-              if key not in ("RATIO_RULE", "MAX_RATIO")},
-           "PATH": os.path.dirname(sys.executable) + os.pathsep + os.environ["PATH"],
-           "MAX_LEN": "50", **settings}
-    script = (f"set -euo pipefail; source {DATA_PREP}/lib.sh; source {DATA_PREP}/pipeline.sh; "
-              f"clean_train {out} en ja")
-    return subprocess.run(["bash", "-c", script], env=env, capture_output=True, text=True)
+    """xlpe-prepare's clean_train step on OUT/tok/train.full.{en,ja}, MAX_LEN 50, with the
+    rule the dataset recipes give it unless told (RATIO_RULE fixed, MAX_RATIO 1.5)."""
+    chosen = {"MAX_LEN": "50", "RATIO_RULE": "fixed", "MAX_RATIO": "1.5", **settings}
+    script = ("import sys\n"
+              "from xlpe_fairseq.io import run_command\n"
+              "from xlpe_fairseq.workflow.pipeline import Steps, clean_train\n"
+              f"run_command(lambda: clean_train(Steps('prepare-corpus.sh'), {chosen!r}, "
+              f"{str(out)!r}, 'en', 'ja'), 'prepare-corpus.sh')\n")
+    env = {**os.environ,
+           "PATH": os.path.dirname(sys.executable) + os.pathsep + os.environ["PATH"]}
+    return subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
+                          text=True)
 
 
 def test_the_pipeline_keeps_moses_rule_unless_told_and_reruns_when_the_rule_changes(tmp_path):

@@ -1,30 +1,28 @@
-"""What preorderer a corpus gets when no PREORDER_* variable is set: data_prep/pipeline.sh's
+"""What preorderer a corpus gets when no PREORDER_* variable is set: xlpe-prepare's
 preorderer_defaults by the number of training pairs, each setting overridable."""
 import os
-import subprocess
-from pathlib import Path
 
 import pytest
 
-DATA_PREP = Path(__file__).resolve().parents[2] / "data_prep"
+from xlpe_fairseq.workflow.pipeline import preorderer_training
+from xlpe_fairseq.workflow.prepare import preorderer_defaults, settings_of
+
 SETTINGS = ("PREORDER_LOSS", "PREORDER_SEEDS", "PREORDER_EPOCHS", "PREORDER_BATCH_TOKENS",
             "PREORDER_MAX_LENGTH", "PREORDER_SAMPLE", "PREORDER_JOBS", "PREORDER_THREADS")
 CORES = len(os.sched_getaffinity(0))
 
 
 def defaults(pairs, **given):
-    """The settings and xlpe-preorder-train options pipeline_settings + preorderer_defaults
-    choose for ``pairs`` training pairs, with the variables ``given`` set."""
+    """The settings, xlpe-preorder-train options and summary line that xlpe-prepare chooses
+    for ``pairs`` training pairs, with the variables ``given`` set."""
     env = {key: value for key, value in os.environ.items() if not key.startswith("PREORDER_")}
     env.update(given)
-    script = (f"source {DATA_PREP}/lib.sh; source {DATA_PREP}/pipeline.sh; "
-              f"pipeline_settings && preorderer_defaults {pairs} && "
-              + "echo " + " ".join(f"${name}" for name in SETTINGS)
-              + ' && echo "${PREORDER_TRAINING[*]} ${PREORDER_SAMPLING[*]}"')
-    result = subprocess.run(["bash", "-c", script], env=env, capture_output=True, text=True)
-    assert result.returncode == 0, result.stderr
-    values, training = result.stdout.splitlines()
-    return dict(zip(SETTINGS, values.split())), training, result.stderr
+    settings = settings_of({"SRC": "en", "TGT": "de"}, env)
+    said = preorderer_defaults(settings, pairs)
+    # the options, a space, the sample options (none: the space ends the line)
+    training = (f"{' '.join(preorderer_training(settings))} "
+                f"{' '.join(settings['PREORDER_SAMPLING'])}")
+    return {name: settings[name] for name in SETTINGS}, training, said
 
 
 @pytest.mark.parametrize("pairs, expected", [
@@ -93,12 +91,10 @@ def test_a_set_variable_wins_and_the_rest_follow_the_corpus():
     assert "--loss pairwise" in training and "1 seed(s), pairwise loss" in said
 
 
-def test_an_unknown_loss_is_refused_before_any_work():
+def test_an_unknown_loss_is_refused_before_any_work(capsys):
     env = {key: value for key, value in os.environ.items() if not key.startswith("PREORDER_")}
-    result = subprocess.run(
-        ["bash", "-c", f"source {DATA_PREP}/lib.sh; source {DATA_PREP}/pipeline.sh; "
-                       "pipeline_settings"],
-        env={**env, "PREORDER_LOSS": "hinge"}, capture_output=True, text=True)
-    assert result.returncode == 2, result
-    assert result.stderr.strip() == \
-        "PREORDER_LOSS must be one of: pairwise structured both, not 'hinge'", result.stderr
+    with pytest.raises(SystemExit) as exit_info:
+        settings_of({"SRC": "en", "TGT": "de"}, {**env, "PREORDER_LOSS": "hinge"})
+    assert exit_info.value.code == 2
+    assert capsys.readouterr().err.strip() == \
+        "PREORDER_LOSS must be one of: pairwise structured both, not 'hinge'"

@@ -9,6 +9,7 @@ from fairseq import options, tasks
 from synthetic_corpus import preprocess_corpus, write_corpus
 from xlpe_fairseq.data.reorder_dataset import LanguagePairWithReorderDataset, ReorderPositionsError
 from xlpe_fairseq.io import InputError
+from xlpe_fairseq.io.provenance import NO_PREORDERER
 from xlpe_fairseq.preprocessing.binarize import binarize_reorder
 from xlpe_fairseq.reordering.extract import extract_file
 
@@ -74,6 +75,18 @@ def test_xlpe_without_positions_names_the_missing_file(prepared, tmp_path):
     task.build_model(args)
     with pytest.raises(FileNotFoundError, match=r"test\.reorder\.xx-yy\.bin/\.idx not found.*--preorderer"):
         task.load_dataset("test")
+
+
+def test_xlpe_on_a_data_bin_prepared_without_preorderer_says_to_rerun_with_it(prepared,
+                                                                             tmp_path):
+    raw, _ = prepared
+    data_bin = data_bin_with(prepared, tmp_path, {"train": (raw / "train.reorder",
+                                                            raw / "train.xx")})
+    (data_bin / NO_PREORDERER).write_text("prepared without the preorderer\n")
+    task, args = setup_task(data_bin, "transformer_xlpe", "--xlpe-heads", "1")
+    task.load_dataset("valid")  # fairseq-train: before the model exists
+    with pytest.raises(FileNotFoundError, match=r"prepared without the preorderer.*rerun"):
+        task.build_model(args)
 
 
 def test_line_count_mismatch_is_reported(prepared, tmp_path):

@@ -55,6 +55,20 @@ SYSTEM_FOLDERS = ("/bin", "/boot", "/dev", "/etc", "/lib", "/lib32", "/lib64", "
 USER_FOLDERS_BELOW = ("/var/tmp", "/var/lib", "/usr/local", "/run/user")
 
 
+# in OUT/data-bin/xlpe when xlpe-prepare ran without the preorderer (--models without XL PE)
+NO_PREORDERER = "no-preorderer.txt"
+
+
+def without_preorderer(data_bin, split):
+    """A sentence when ``data_bin`` was prepared without the preorderer, so that XL PE has
+    no ``split`` positions there (train excepted); else None."""
+    if split == "train" or not os.path.isfile(os.path.join(data_bin, NO_PREORDERER)):
+        return None
+    return (f"{data_bin} was prepared without the preorderer (xlpe-prepare --models named no "
+            f"XL PE model), so XL PE has no {split} positions there: rerun "
+            "data_prep/prepare-corpus.sh into the same OUT without --models (or with an XL PE "
+            "model among them) to train it")
+
 def file_digest(path):
     """The sha256 of ``path``'s content (a link is followed), read in 1 MiB blocks."""
     digest = hashlib.sha256()

@@ -39,6 +39,7 @@ from ..data.reorder_dataset import (
     reorder_prefix,
 )
 from ..io import FINITE, InputError, Number, positive_int
+from ..io.provenance import without_preorderer
 from ..plugin_errors import MissingReorderPositionsError, OptionError
 from .data_provenance import DataProvenance
 
@@ -182,6 +183,10 @@ class TranslationReorderTask(DataProvenance, TranslationTask):
             return
         src, tgt = self.cfg.source_lang, self.cfg.target_lang
         prefix = reorder_prefix(data_path, split, src, tgt)
+        # an OUT prepared without the preorderer (xlpe-prepare --models) has none to give
+        unprepared = without_preorderer(data_path, split)
+        if unprepared:
+            raise MissingReorderPositionsError(unprepared)
         # a recipe's OUT/data-bin/text given for a model that reads OUT/data-bin/xlpe or dpe
         variant = "xlpe" if self.reorder_role == ROLE_INPUT else "dpe"
         sibling = os.path.join(os.path.dirname(os.path.normpath(data_path)), variant)

@@ -56,7 +56,13 @@ from ..help_format import HelpFormatter
 from ..io import InputError, run_command, text_lines
 from ..io.locks import FolderInUse, claim_folder
 from ..io.outputs import atomic_output
-from ..io.provenance import RECORD, check_work_folder, read_record, verify_corpus
+from ..io.provenance import (
+    RECORD,
+    check_work_folder,
+    read_record,
+    verify_corpus,
+    without_preorderer,
+)
 from .processes import run_child, run_step
 from .schedules import DECODING, MODELS, SCHEDULES, data_bin_variant, is_xl_pe, trained_settings
 
@@ -355,6 +361,9 @@ def evaluate(argv, prog):
     reference_flags = ["--tokenized-reference"] if lowercased else []
     # what decoding and scoring will read, before the checkpoints are averaged
     if not dry_run:
+        unprepared = without_preorderer(data_bin, subset) if is_xl_pe(model) else None
+        if unprepared:
+            raise Refused(f"{name}: {unprepared}", 1)
         if not os.path.isdir(save_dir):
             raise Refused(f"{save_dir}: no such folder; the checkpoint folder of "
                           "examples/train.sh", 1)

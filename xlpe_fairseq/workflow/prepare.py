@@ -1,0 +1,496 @@
+"""Your own parallel corpus, from raw text to the data-bins of every model family
+(xlpe-prepare; data_prep/prepare-corpus.sh runs it).
+
+  xlpe-prepare --src SRC --tgt TGT [options] RAW_DIR OUT
+
+RAW_DIR holds untokenized text, one sentence a line, line i of one language the translation
+of line i of the other: train.SRC and train.TGT, and valid.* and test.* if you have them.
+A missing valid or test split is held out of train at random (seed 1; each min(1000, 5%)
+of the pairs), written with the rest of train to OUT/raw. Any language pair works:
+Moses rules tokenize every language, zh is segmented with jieba and ja with MeCab
+(pip install 'xlpe-fairseq[zh]' / '[ja]'); languages written without spaces other than these
+two are not segmented. OUT receives (docs/pipeline.md has the details)
+  data-bin/text   transformer, re-encoder, re-decoder, re-both
+  data-bin/dpe    dpe: DPE target positions of train and valid from the word alignment
+  data-bin/xlpe   xlpe-*: BTG oracle positions for train, the preorderer's for valid/test
+  bpe/codes, preorderer.pt, recipe.env: what xlpe-translate --corpus OUT and
+                  examples/evaluate.sh read; reference/: the references evaluate.sh scores
+  provenance.json what OUT was made from (written last; checked by train.sh, evaluate.sh
+                  and xlpe-translate). OUT may not be empty, /, a system folder or a file,
+                  nor have a line break in its name, and one run at a time writes it
+                  (docs/input-rules.md, "Provenance")
+Next: examples/train.sh MODEL OUT/data-bin CHECKPOINTS, examples/evaluate.sh OUT CHECKPOINTS
+--model MODEL, and xlpe-translate --corpus OUT --checkpoint ... for new text.
+
+Options (in any order, before or after the operands; after --, operands only):
+  --merges N            joint BPE merges (default by the training pairs P left after the
+                        split: 5000 under 20k, 10000 under 200k as fairseq's IWSLT'14,
+                        20000 under 1M, else 32000 as the WMT setups)
+  --max-len N           train pairs with more tokens a side are dropped (default:
+                        175 under 1M pairs as fairseq's IWSLT'14, else 250 as its WMT'14)
+  --max-ratio R         train pairs whose length ratio (target tokens per source token)
+                        is more than R times off the typical ratio, either way, are dropped
+                        (default 1.5; under the corpus rule a short pair gets 5 tokens of
+                        slack a side)
+  --ratio-rule RULE     corpus (default): the typical ratio is the corpus's own, measured
+                        first (MeCab gives Japanese ~1.4 times English's tokens); fixed: 1,
+                        Moses' clean-corpus-n as fairseq's scripts run it. The run says how
+                        many pairs it kept and warns when over 5% go (docs/pipeline.md)
+  --lowercase           lowercase both sides (evaluation then scores lowercased text)
+  --joined-dictionary   one dictionary for both sides (scripts that share most symbols);
+                        examples/train.sh then shares all embeddings
+  --models M[,M...]     the models OUT is for (examples/train.sh's names; default: all).
+                        Without an XL PE model (xlpe, xlpe-*, encoder-free-inxl) no
+                        preorderer is trained: data-bin/xlpe then holds train positions
+                        only, and training or evaluating XL PE from OUT is refused
+  --workers N           processes (default and most: all cores)
+  -h, --help            this text
+The preorderer (XL PE's test positions) follows the corpus: an ensemble of PREORDER_SEEDS=4
+structured-loss models (3 from 35,000 to 50,000 pairs), PREORDER_EPOCHS=9,
+PREORDER_BATCH_TOKENS=2000, PREORDER_MAX_LENGTH=150, trained as one-thread processes side
+by side (PREORDER_THREADS=1, PREORDER_JOBS=the cores); above 50,000 training pairs the same
+four members on one seeded sample of PREORDER_SAMPLE=35000 pairs, so 3 to 13 minutes on 2
+fast CPU cores (up to three times that on slow ones) at any size (docs/preorderer.md). Each
+of them, and the other environment settings (xlpe_fairseq/workflow/pipeline.py), can be
+set:
+PREORDER_SECONDS=3600 (a cap), PREORDER_DEVICE=cpu (or cuda), PREORDER_LOSS (pairwise,
+structured or both), XLPE_TRAIN_POSITIONS=oracle (or predicted, mixed), PREORDER_FOLDS=2.
+An option wins over its variable (MERGES, MAX_LEN, MAX_RATIO, RATIO_RULE, LOWERCASE,
+JOINED_DICT, WORKERS). Every value is checked before any work starts.
+A rerun into the same OUT skips each step whose inputs and settings are those its outputs
+were made from (by content, whatever the files' times) and redoes the others.
+At the end, the advice line names the model to train beside the baseline, with the command:
+xlpe-inxl where the preorderer's test positions close 10% or more of the way from the source
+order to the alignment's, re-both where they do not (docs/preorderer.md); without a
+preorderer it says that it cannot judge XL PE.
+Every step runs as a process of its own, ended with this command (Ctrl-C, SIGTERM); no
+temporary file is left, and one a killed run left is removed by the next.
+"""
+import argparse
+import os
+import re
+import sys
+
+from ..io import InputError, check_utf8, run_command
+from ..io.locks import FolderInUse, claim_folder
+from ..io.outputs import atomic_output
+from ..io.provenance import NO_PREORDERER
+from ..preprocessing.check_raw import check_bpe, check_raw
+from . import pipeline
+from .evaluate import Refused, ScriptHelpFormatter
+from .processes import run_child
+from .schedules import MODELS, is_xl_pe
+
+USAGE = ("--src SRC --tgt TGT [--merges N] [--max-len N] [--max-ratio R] "
+         "[--ratio-rule corpus|fixed] [--lowercase] [--joined-dictionary] [--models M[,M...]] "
+         "[--workers N] RAW_DIR OUT")
+VALUE_OPTIONS = ("--src", "--tgt", "--merges", "--max-len", "--max-ratio", "--ratio-rule",
+                 "--models", "--workers")
+UNSEGMENTED = ("th", "lo", "km", "my", "bo")
+# above this many training pairs the preorderer trains on a sample of this many
+PREORDER_SAMPLE_ABOVE = 35000
+LANGUAGE = re.compile(r"[A-Za-z]{2,8}([-_][A-Za-z0-9]{1,8})*")
+POSITIVE = re.compile(r"([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?")
+
+
+def cores():
+    """The cores this process may use, as the xlpe-* commands count them for --workers."""
+    return len(os.sched_getaffinity(0))
+
+
+def nproc():
+    """What coreutils' nproc says: the cores, or fewer where OMP_NUM_THREADS or
+    OMP_THREAD_LIMIT say so (the shell recipes' default of WORKERS)."""
+    count = cores()
+    for name in ("OMP_NUM_THREADS", "OMP_THREAD_LIMIT"):
+        first = os.environ.get(name, "").split(",")[0]
+        if first.isdigit() and int(first) > 0:
+            count = min(count, int(first))
+    return count
+
+
+def whole(name, value, minimum, maximum=None):
+    """``value`` without leading zeros if a whole number from ``minimum`` (to ``maximum``),
+    no more than 18 digits; else a usage error naming ``name``."""
+    digits = value.lstrip("0") or "0"
+    if (re.fullmatch(r"[0-9]+", value) and len(digits) <= 18 and int(digits) >= minimum
+            and (maximum is None or int(digits) <= maximum)):
+        return digits
+    if maximum is not None:
+        raise Refused(f"{name} must be a whole number from {minimum} to {maximum}, not "
+                      f"'{value}'", 2)
+    raise Refused(f"{name} must be a whole number of at least {minimum}, not '{value}'", 2)
+
+
+def positive(value):
+    return bool(POSITIVE.fullmatch(value)) and 0 < float(value) < 1e300
+
+
+def ratio(name, value):
+    """A factor either way: a number above 1."""
+    if positive(value) and float(value) > 1:
+        return value
+    raise Refused(f"{name} must be a number above 1, not '{value}'", 2)
+
+
+def choice(name, value, choices):
+    if value not in choices:
+        raise Refused(f"{name} must be one of: {' '.join(choices)}, not '{value}'", 2)
+    return value
+
+
+def language(name, value):
+    if LANGUAGE.fullmatch(value):
+        return value
+    raise Refused(f"{name} must be a language code such as en or pt-BR, not '{value}'", 2)
+
+
+def models(name, value):
+    """A comma-separated list of examples/train.sh's models, or ``all``."""
+    chosen = value.split(",")
+    if value == "all" or (value and all(model in MODELS for model in chosen)):
+        return value
+    raise Refused(f"{name} must be all or models of examples/train.sh separated by commas "
+                  f"({' '.join(MODELS)}), not '{value}'", 2)
+
+
+def help_parser(prog):
+    """The help as argparse prints it (every command's --help is argparse's)."""
+    parser = argparse.ArgumentParser(prog=prog, usage=f"%(prog)s {USAGE}", description=__doc__,
+                                     formatter_class=ScriptHelpFormatter, add_help=False)
+    parser.add_argument("-h", "--help", action="store_true", help="this text")
+    return parser
+
+
+def parse_arguments(argv, prog):
+    """The options as the shell entry points read them: each value checked as it is read (an
+    empty one too), a bad one one line and status 2. Returns (options, operands)."""
+    options, operands, index = {}, [], 0
+    while index < len(argv):
+        word = argv[index]
+        if word in VALUE_OPTIONS:
+            if index + 1 >= len(argv):
+                raise Refused(f"{word} needs a value", 2)
+            value = argv[index + 1]
+            if word in ("--src", "--tgt"):
+                options[word[2:].upper()] = language(word, value)
+            elif word == "--merges":
+                options["MERGES"] = whole(word, value, 1)
+            elif word == "--max-len":
+                options["MAX_LEN"] = whole(word, value, 1)
+            elif word == "--max-ratio":
+                options["MAX_RATIO"] = ratio(word, value)
+            elif word == "--ratio-rule":
+                options["RATIO_RULE"] = choice(word, value, ("corpus", "fixed"))
+            elif word == "--models":
+                options["MODELS"] = models(word, value)
+            else:
+                options["WORKERS"] = whole(word, value, 1, cores())
+            index += 2
+        elif word == "--lowercase":
+            options["LOWERCASE"], index = "1", index + 1
+        elif word == "--joined-dictionary":
+            options["JOINED_DICT"], index = "1", index + 1
+        elif word in ("-h", "--help"):
+            help_parser(prog).print_help()
+            raise SystemExit(0)
+        elif word == "--":
+            operands += argv[index + 1:]
+            break
+        elif word.startswith("-"):
+            raise Refused(f"unknown option {word} (--help lists them)", 2)
+        else:
+            operands.append(word)
+            index += 1
+    if len(operands) != 2:
+        raise Refused(f"usage: {prog} {USAGE}", 2)
+    if not options.get("SRC") or not options.get("TGT"):
+        raise Refused("--src and --tgt are required", 2)
+    if options["SRC"] == options["TGT"]:
+        raise Refused(f"--src and --tgt are both '{options['SRC']}'", 2)
+    return options, operands
+
+
+def settings_of(options, environ):
+    """Every setting, an option's value over its variable's, the defaults filled in (but the
+    size-dependent ones, MERGES, MAX_LEN and the preorderer's), each checked in the shell
+    recipes' order: the first bad one a usage error."""
+    s = {name: value for name, value in environ.items()
+         if name in ("MERGES", "MAX_LEN", "MAX_RATIO", "RATIO_RULE", "LOWERCASE", "JOINED_DICT",
+                     "WORKERS", "XLPE_TRAIN_POSITIONS") or name.startswith("PREORDER_")}
+    s = {name: value for name, value in s.items() if value != ""}
+    s.update(options)
+    defaults = {"WORKERS": str(nproc()), "LOWERCASE": "0", "JOINED_DICT": "0",
+                "PREORDER_SECONDS": "3600", "PREORDER_DEVICE": "cpu", "PREORDER_FOLDS": "2",
+                "PREORDER_THREADS": "1", "XLPE_TRAIN_POSITIONS": "oracle", "MODELS": "all",
+                "RATIO_RULE": "corpus", "MAX_RATIO": "1.5"}
+    for name, value in defaults.items():
+        s.setdefault(name, value)
+    if s["XLPE_TRAIN_POSITIONS"] not in ("oracle", "predicted", "mixed"):
+        raise Refused("XLPE_TRAIN_POSITIONS must be oracle, predicted or mixed, not "
+                      f"'{s['XLPE_TRAIN_POSITIONS']}'", 2)
+    most = cores()
+    checks = [("PREORDER_SEEDS", 1, 999), ("PREORDER_BATCH_TOKENS", 1, 9999999),
+              ("PREORDER_MAX_LENGTH", 1, 9999999), ("PREORDER_THREADS", 1, most),
+              ("PREORDER_JOBS", 1, most), ("PREORDER_SAMPLE", 0, None), ("WORKERS", 1, most),
+              ("PREORDER_EPOCHS", 1, None), ("PREORDER_FOLDS", 2, None), ("LOWERCASE", 0, 1),
+              ("JOINED_DICT", 0, 1), ("MERGES", 1, None), ("MAX_LEN", 1, None)]
+    for name, minimum, maximum in checks:
+        if name in s:
+            s[name] = whole(name, s[name], minimum, maximum)
+    if not positive(s["PREORDER_SECONDS"]):
+        raise Refused(f"PREORDER_SECONDS must be a number above 0, not '{s['PREORDER_SECONDS']}'",
+                      2)
+    # members side by side on the cores their threads leave
+    s.setdefault("PREORDER_JOBS", str(most // int(s["PREORDER_THREADS"])))
+    if "PREORDER_LOSS" in s:
+        choice("PREORDER_LOSS", s["PREORDER_LOSS"], ("pairwise", "structured", "both"))
+    if s["PREORDER_DEVICE"] != "cpu":
+        # a device that is not there is found now, not after the alignment
+        from ..preordering.preorderer import check_device
+        try:
+            check_device(s["PREORDER_DEVICE"])
+        except InputError as err:
+            raise Refused(f"PREORDER_DEVICE: {err}", 2) from None
+    choice("RATIO_RULE", s["RATIO_RULE"], ("corpus", "fixed"))
+    ratio("MAX_RATIO", s["MAX_RATIO"])
+    if not wants_preorderer(s["MODELS"]) and s["XLPE_TRAIN_POSITIONS"] != "oracle":
+        raise Refused(f"XLPE_TRAIN_POSITIONS={s['XLPE_TRAIN_POSITIONS']} is for XL PE, which "
+                      f"--models {s['MODELS']} leaves out: unset it, or add an XL PE model", 2)
+    return s
+
+
+def wants_preorderer(chosen):
+    """Whether the models OUT is for (``--models``) include one that reads the preorderer."""
+    return chosen == "all" or any(is_xl_pe(model) for model in chosen.split(","))
+
+
+def preorderer_defaults(s, pairs):
+    """Each preorderer setting left unset given its default for ``pairs`` training pairs
+    (docs/preorderer.md, "Defaults by corpus size"), and the sample options."""
+    seeds, sample = "4", "0"
+    if pairs > 50000:
+        sample = str(PREORDER_SAMPLE_ABOVE)
+    elif pairs > 35000:
+        seeds = "3"
+    for name, value in (("PREORDER_LOSS", "structured"), ("PREORDER_SEEDS", seeds),
+                        ("PREORDER_EPOCHS", "9"), ("PREORDER_BATCH_TOKENS", "2000"),
+                        ("PREORDER_MAX_LENGTH", "150"), ("PREORDER_SAMPLE", sample)):
+        s.setdefault(name, value)
+    s["PREORDER_SAMPLING"] = []
+    trained = f"all {pairs}"
+    if 0 < int(s["PREORDER_SAMPLE"]) < pairs:
+        s["PREORDER_SAMPLING"] = ["--sample", s["PREORDER_SAMPLE"], "--sample-seed", "1"]
+        trained = f"a sample of {s['PREORDER_SAMPLE']} of the {pairs}"
+    return (f"preorderer for {pairs} training pairs: {s['PREORDER_SEEDS']} seed(s), "
+            f"{s['PREORDER_LOSS']} loss, {s['PREORDER_EPOCHS']} epochs, batches of "
+            f"{s['PREORDER_BATCH_TOKENS']} tokens, sentences up to {s['PREORDER_MAX_LENGTH']} "
+            f"tokens, trained on {trained} pairs, {s['PREORDER_JOBS']} member(s) at a time of "
+            f"{s['PREORDER_THREADS']} thread(s) (PREORDER_* variables override)")
+
+
+def line_count(path):
+    """Lines, a last one without a newline included (as Python reads them)."""
+    count, last = 0, b"\n"
+    with open(path, "rb") as stream:
+        while block := stream.read(1 << 20):
+            count += block.count(b"\n")
+            last = block[-1:]
+    return count + (last != b"\n")
+
+
+def need_files(paths):
+    for path in paths:
+        if not os.path.isfile(path) or os.path.getsize(path) == 0:
+            raise Refused(f"{path}: missing or empty", 1)
+
+
+def same_line_count(first, second):
+    counts = line_count(first), line_count(second)
+    if counts[0] != counts[1]:
+        raise Refused(f"{first} has {counts[0]} lines, {second} has {counts[1]}: the sides of a "
+                      "parallel corpus need one line per sentence pair", 1)
+
+
+def check_name(path, what, name):
+    """A line break in a folder's name is refused: fairseq's outputs and every message are
+    read line by line."""
+    if "\n" in path or "\r" in path:
+        raise Refused(f"{name}: {path!r}: {what} has a line break in its name, which messages "
+                      "and fairseq's outputs cannot carry: rename it", 1)
+
+
+def prepare(argv, prog):
+    name = os.path.basename(prog)
+    options, (raw_dir, out) = parse_arguments(argv, prog)
+    s = settings_of(options, os.environ)
+    src, tgt = s["SRC"], s["TGT"]
+    check_name(raw_dir, "RAW_DIR", name)
+    check_name(out, "OUT", name)
+    if not os.path.isdir(raw_dir):
+        raise Refused(f"{name}: {raw_dir}: no such folder", 1)
+    # a folder named like an option (after --) is passed on as ./-NAME, which no command parses
+    raw_dir = raw_dir if not raw_dir.startswith("-") else os.path.join(".", raw_dir)
+    raw_abs = os.path.realpath(raw_dir)
+    for lang in (src, tgt):
+        if lang in UNSEGMENTED:
+            print(f"{name}: warning: {lang} is written without spaces and no segmenter is wired "
+                  f"in for it: its 'words' will be whole phrases", file=sys.stderr)
+    # the splits that are there must be complete and parallel; train must be there
+    given = {lang: os.path.join(raw_dir, f"train.{lang}") for lang in (src, tgt)}
+    if not any(os.path.exists(path) for path in given.values()):
+        raise Refused(f"{name}: {given[src]} and {given[tgt]}: no such files (raw text, one "
+                      "sentence a line)", 1)
+    held_out = []
+    for split in pipeline.SPLITS:
+        pair = [os.path.join(raw_dir, f"{split}.{lang}") for lang in (src, tgt)]
+        if split != "train" and not any(os.path.exists(path) for path in pair):
+            held_out.append(split)
+            continue
+        need_files(pair)
+        same_line_count(*pair)
+    # text that is not UTF-8 before anything is written (the rest of check_raw once OUT/raw
+    # is linked, as the shell form did)
+    check_utf8([os.path.join(raw_dir, f"{split}.{lang}")
+                for split in ("valid", "test") if split not in held_out for lang in (src, tgt)])
+
+    # before anything is written: a folder of the user's own, and no other run in it
+    out = out if not out.startswith("-") else os.path.join(".", out)
+    try:
+        claim_folder(out, "write", "the corpus (OUT)", name)
+    except FolderInUse as err:
+        raise Refused(f"{name}: {err}", 1) from None
+    pipeline.remove_stale_temporaries_of(out)
+    steps = pipeline.Steps(name, os.environ.get("XLPE_STAGE_LOG") or None)
+    raw = raw_abs
+    if held_out:
+        raw = os.path.join(out, "raw")
+        os.makedirs(raw, exist_ok=True)
+        if os.path.realpath(raw) == raw_abs:
+            raise Refused(f"{name}: {raw_dir} is where the held-out splits go: keep the raw "
+                          "files elsewhere", 1)
+        outputs = [os.path.join(raw, f"{split}.{lang}") for split in ("train", *held_out)
+                   for lang in (src, tgt)]
+        if steps.fresh(outputs, [given[src], given[tgt]], [f"held_out={' '.join(held_out)}"]):
+            steps.skipped(f"hold out {' '.join(held_out)}")
+        else:
+            steps.timed(f"hold out {' '.join(held_out)} (seed 1)", pipeline.module(
+                "xlpe_fairseq.preprocessing.split_corpus", "--source", given[src], "--target",
+                given[tgt], "--out", raw, "--splits", *held_out))
+            steps.made(outputs[0])
+        for split in pipeline.SPLITS:
+            if split != "train" and split not in held_out:
+                for lang in (src, tgt):
+                    link = os.path.join(raw, f"{split}.{lang}")
+                    if os.path.lexists(link):
+                        os.unlink(link)
+                    os.symlink(os.path.join(raw_abs, f"{split}.{lang}"), link)
+
+    # valid and test pairs, which the word aligner reads, before any work (it would name its
+    # own file, OUT/bpe/all.SRC); a linked file by the name of the file it links to, the user's
+    for split in pipeline.SPLITS:
+        need_files([os.path.join(raw, f"{split}.{lang}") for lang in (src, tgt)])
+    check_raw([os.path.realpath(os.path.join(raw, f"{split}.{lang}"))
+               for split in ("valid", "test") for lang in (src, tgt)])
+
+    # size-dependent defaults, from the training pairs before the length filter
+    pairs = line_count(os.path.join(raw, f"train.{src}"))
+    if "MERGES" not in s:
+        s["MERGES"] = ("5000" if pairs < 20000 else "10000" if pairs < 200000
+                       else "20000" if pairs < 1000000 else "32000")
+    s.setdefault("MAX_LEN", "175" if pairs < 1000000 else "250")
+    print(f"{name}: {src}-{tgt}, {pairs} training pairs: {s['MERGES']} BPE merges, at most "
+          f"{s['MAX_LEN']} tokens a side", file=sys.stderr)
+    prepare_corpus(steps, s, raw, out, src, tgt, raw_abs, [prog, *argv])
+
+
+def prepare_corpus(steps, s, raw, out, src, tgt, given, command):
+    """Every step, from RAW's {train,valid,test}.{SRC,TGT} to OUT's data-bins and record."""
+    preordered = wants_preorderer(s["MODELS"])
+    bpe = os.path.join(out, "bpe")
+    for folder in ("tok", "bpe", os.path.join("data-bin", "text")):
+        os.makedirs(os.path.join(out, folder), exist_ok=True)
+    for split in pipeline.SPLITS:
+        for lang in (src, tgt):
+            pipeline.tokenize(steps, s, raw, out, split, lang)
+    pipeline.clean_train(steps, s, out, src, tgt)
+    summary = preorderer_defaults(s, line_count(os.path.join(out, "tok", f"train.{src}")))
+    if preordered:
+        steps.say(summary)
+    pipeline.learn_and_apply_bpe(steps, s, out, src, tgt)
+    # BPE can split a line that fitted into more pieces than the aligner takes
+    check_bpe([(os.path.join(bpe, f"{split}.{lang}"),
+                os.path.realpath(os.path.join(raw, f"{split}.{lang}")))
+               for split in ("valid", "test") for lang in (src, tgt)])
+    pipeline.align_all(steps, s, out, src, tgt)
+    pipeline.reorder(steps, s, out, "dpe", "train", src, tgt)
+    pipeline.reorder(steps, s, out, "dpe", "valid", src, tgt)
+    for split in pipeline.SPLITS:
+        pipeline.reorder(steps, s, out, "btg", split, src, tgt)
+    if preordered:
+        steps.say(f"the preorderer (XL PE's test positions): expected to take "
+                  f"{pipeline.PREORDERER_TIME} at its defaults; a run for other models can "
+                  "skip it with --models (e.g. --models transformer,dpe,re-both)")
+        pipeline.preorder(steps, s, out, src)
+    else:
+        steps.say("the preorderer: not trained (--models names no XL PE model); data-bin/xlpe "
+                  "holds train positions only, and XL PE cannot be trained or evaluated from "
+                  "OUT")
+    mark_preorderer(out, preordered)
+    pipeline.binarize_text(steps, s, out, src, tgt)
+    pipeline.link_text_bin(out, src, tgt, "dpe")
+    pipeline.link_text_bin(out, src, tgt, "xlpe")
+    train_positions = {"oracle": "train.btg.reorder", "predicted": "train.pred.reorder",
+                       "mixed": "train.mixed.reorder"}[s["XLPE_TRAIN_POSITIONS"]]
+    jobs = [("dpe", "train", os.path.join(bpe, "train.dpe.reorder")),
+            ("dpe", "valid", os.path.join(bpe, "valid.dpe.reorder"))]
+    if preordered or s["XLPE_TRAIN_POSITIONS"] == "oracle":
+        jobs.append(("xlpe", "train", os.path.join(bpe, train_positions)))
+    if preordered:
+        jobs += [("xlpe", split, os.path.join(bpe, f"{split}.pred.reorder"))
+                 for split in ("valid", "test")]
+    pipeline.binarize_positions(steps, out, src, tgt, jobs)
+    pipeline.record_corpus(steps, s, raw, out, src, tgt, given, command)
+    steps.say(f"== done: {out}/data-bin/{{text,dpe,xlpe}}")
+    if preordered:
+        status = run_child([sys.executable, "-m", "xlpe_fairseq.preordering.advice",
+                            os.path.join(out, "preorderer.test.score")],
+                           stdout=sys.stderr.fileno())
+        if status:
+            raise pipeline.StepFailed(status)
+    else:
+        steps.say("advice: cannot judge XL PE without the preorderer (OUT was prepared with "
+                  f"--models {s['MODELS']}): rerun with an XL PE model among --models (or "
+                  "without --models) to have it; re-both needs no preorderer (docs/preorderer.md)")
+
+
+def mark_preorderer(out, preordered):
+    """data-bin/xlpe as this run leaves it: without the preorderer, its valid and test
+    positions of an earlier run removed (the record would not cover them) and a note that
+    the task and xlpe-evaluate read to refuse XL PE in one line; with it, no note."""
+    xlpe = os.path.join(out, "data-bin", "xlpe")
+    os.makedirs(xlpe, exist_ok=True)
+    note = os.path.join(xlpe, NO_PREORDERER)
+    if preordered:
+        pipeline.remove(note)
+        return
+    for name in os.listdir(xlpe):
+        if re.fullmatch(r"(valid|test)\.reorder\..*\.(bin|idx)", name):
+            pipeline.remove(os.path.join(xlpe, name))
+    with atomic_output(note) as stream:
+        stream.write("prepared without the preorderer (xlpe-prepare --models without an XL PE "
+                     "model): train positions only\n")
+
+
+def main(argv=None):
+    argv = list(sys.argv[1:] if argv is None else argv)
+    prog = "xlpe-prepare"
+    # the shell wrapper's name (data_prep/prepare-corpus.sh), for its usage, messages, record
+    if argv[:1] == ["--prog"] and len(argv) >= 2:
+        prog, argv = argv[1], argv[2:]
+    run_command(lambda: prepare(argv, prog), os.path.basename(prog))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
