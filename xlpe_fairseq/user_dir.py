@@ -8,12 +8,15 @@ from pathlib import Path
 
 from .help_format import HelpFormatter
 
+# the folder fairseq's --user-dir imports the plugin from
+PLUGIN_DIR = str(Path(__file__).resolve().parent)
+
 
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="xlpe-user-dir", description=__doc__.splitlines()[0],
                                      formatter_class=HelpFormatter)
     parser.parse_args(argv)
-    print(Path(__file__).resolve().parent)
+    print(PLUGIN_DIR)
 
 
 if __name__ == "__main__":

@@ -52,8 +52,7 @@ import re
 import shlex
 import sys
 
-from ..help_format import HelpFormatter
-from ..io import InputError, run_command, text_lines
+from ..io import InputError, run_command
 from ..io.locks import FolderInUse, claim_folder
 from ..io.outputs import atomic_output
 from ..io.provenance import (
@@ -63,55 +62,23 @@ from ..io.provenance import (
     verify_corpus,
     without_preorderer,
 )
+from ..user_dir import PLUGIN_DIR
 from .processes import run_child, run_step
+from .script_options import (
+    Refused,
+    ScriptHelpFormatter,
+    check_folder_name,
+    number,
+    one_of,
+    read_settings,
+    whole,
+)
 from .schedules import DECODING, MODELS, SCHEDULES, data_bin_variant, is_xl_pe, trained_settings
 
 USAGE = ("DATA SAVE_DIR [--model M] [--schedule S] [--average N] [--beam K] [--lenpen A] "
          "[--subset S] [--preorderer-nbest N] [--tokenize T] [--cpu] [--dry-run]")
 VALUE_OPTIONS = ("--model", "--schedule", "--average", "--beam", "--lenpen", "--subset",
                  "--tokenize", "--preorderer-nbest")
-USER_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-class Refused(SystemExit):
-    """A check failed: its one line is printed as it is, and the run ends with ``status``."""
-
-    def __init__(self, message, status):
-        print(message, file=sys.stderr)
-        super().__init__(status)
-
-
-def whole(minimum, maximum=None):
-    """The type of a count option: its value as a decimal string without leading zeros, if a
-    whole number from ``minimum`` (to ``maximum``), no more than 18 digits (the shell entry
-    points' rule, docs/input-rules.md)."""
-    def checked(value, flag):
-        digits = value.lstrip("0") or "0"
-        if (re.fullmatch(r"[0-9]+", value) and len(digits) <= 18 and int(digits) >= minimum
-                and (maximum is None or int(digits) <= maximum)):
-            return digits
-        if maximum is not None:
-            raise Refused(f"{flag} must be a whole number from {minimum} to {maximum}, not "
-                          f"'{value}'", 2)
-        raise Refused(f"{flag} must be a whole number of at least {minimum}, not '{value}'", 2)
-    return checked
-
-
-def number(value, flag):
-    """The type of a number option: ``value`` unchanged if a finite number written in digits,
-    of magnitude below 1e300."""
-    if (re.fullmatch(r"[-+]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?", value)
-            and abs(float(value)) < 1e300):
-        return value
-    raise Refused(f"{flag} must be a number, not '{value}'", 2)
-
-
-def one_of(choices):
-    def checked(value, flag):
-        if value not in choices:
-            raise Refused(f"{flag} must be one of: {' '.join(choices)}, not '{value}'", 2)
-        return value
-    return checked
 
 
 class ScriptArgumentParser(argparse.ArgumentParser):
@@ -178,10 +145,6 @@ def argument_parser(prog):
     return parser
 
 
-class ScriptHelpFormatter(HelpFormatter, argparse.RawDescriptionHelpFormatter):
-    """The project's help (defaults shown), the description kept as it is written."""
-
-
 def parse_arguments(argv, prog):
     """The options and the two operands, each value checked as it is read (an empty one too):
     one line and status 2 for the first that is bad."""
@@ -190,36 +153,6 @@ def parse_arguments(argv, prog):
     if len(args.operands) != 2:
         parser.error("")
     return args
-
-
-def check_folder_name(path, what):
-    """InputError for an empty folder name (an unset variable), or one fairseq cannot be
-    given: ':' (fairseq reads a list of folders or checkpoints split at it) or a line break
-    (its outputs and every message are read line by line)."""
-    if not path:
-        raise InputError(f"'': an empty name, expected a folder for {what} (an unset variable?)")
-    if "\n" in path or "\r" in path:
-        raise InputError(f"{path!r}: {what} has a line break in its name, which fairseq's "
-                         "outputs and these messages cannot carry: rename it")
-    if os.pathsep in path:
-        raise InputError(f"{path}: {what} has '{os.pathsep}' in its name, which fairseq reads "
-                         "as a list of paths: rename it")
-
-
-def read_settings(path, names):
-    """``{NAME: value}`` of the ``NAME=value`` lines of a settings file written by the shell
-    scripts (recipe.env, schedule.env; values shell-quoted), read, never run."""
-    settings = {}
-    with text_lines(path) as lines:
-        for number, line in enumerate(lines, start=1):
-            name, found, value = line.partition("=")
-            if found and name in names:
-                try:
-                    settings[name] = " ".join(shlex.split(value))
-                except ValueError:
-                    raise InputError(f"{path} line {number}: expected {name}=VALUE, got "
-                                     f"{line!r}") from None
-    return settings
 
 
 def numbered_checkpoints(save_dir):
@@ -417,7 +350,7 @@ def evaluate(argv, prog):
 
     # --required-batch-size-multiple 1: fairseq-generate drops the last sentences otherwise
     generate = [
-        "fairseq-generate", data_bin, "--user-dir", USER_DIR, "--task", "translation_reorder",
+        "fairseq-generate", data_bin, "--user-dir", PLUGIN_DIR, "--task", "translation_reorder",
         "--source-lang", src, "--target-lang", tgt, "--gen-subset", subset, "--path",
         checkpoint, "--beam", beam, "--lenpen", lenpen, "--batch-size", "128",
         "--required-batch-size-multiple", "1", "--remove-bpe", *positions,

@@ -77,8 +77,8 @@ from ..io.outputs import atomic_output
 from ..io.provenance import NO_PREORDERER
 from ..preprocessing.check_raw import check_bpe, check_raw
 from . import pipeline
-from .evaluate import Refused, ScriptHelpFormatter
 from .processes import run_child
+from .script_options import Refused, ScriptHelpFormatter
 from .schedules import MODELS, is_xl_pe
 
 USAGE = ("--src SRC --tgt TGT [--merges N] [--max-len N] [--max-ratio R] "

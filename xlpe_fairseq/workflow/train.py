@@ -52,8 +52,9 @@ from ..io import run_command
 from ..io.locks import FolderInUse, claim_folder
 from ..io.outputs import atomic_output
 from ..io.provenance import verify_corpus
-from .evaluate import (
-    USER_DIR,
+from ..user_dir import PLUGIN_DIR
+from .processes import end_process_group, run_step, start_child
+from .script_options import (
     Refused,
     ScriptHelpFormatter,
     check_folder_name,
@@ -61,7 +62,6 @@ from .evaluate import (
     read_settings,
     whole,
 )
-from .processes import end_process_group, run_step, start_child
 from .schedules import (
     MODELS,
     SCHEDULES,
@@ -356,7 +356,7 @@ def train(argv, prog, recipe_name):
     # --required-batch-size-multiple 1: fairseq drops the last batch of a split unless its
     # size is a multiple of this (8), and with it all of a split under 8 sentences
     command = [
-        "fairseq-train", data_bin, "--user-dir", USER_DIR, "--task", "translation_reorder",
+        "fairseq-train", data_bin, "--user-dir", PLUGIN_DIR, "--task", "translation_reorder",
         "--source-lang", corpus.src, "--target-lang", corpus.tgt,
         "--criterion", "label_smoothed_cross_entropy_with_order", "--label-smoothing", "0.1",
         *flags, SHARE_FLAGS[corpus.share],
