@@ -72,6 +72,7 @@ from .script_options import (
     one_of,
     read_settings,
     whole,
+    wrapper_name,
 )
 from .schedules import DECODING, MODELS, SCHEDULES, data_bin_variant, is_xl_pe, trained_settings
 
@@ -427,10 +428,7 @@ def decode(generate, output, log, name):
 
 def main(argv=None):
     argv = list(sys.argv[1:] if argv is None else argv)
-    prog = "xlpe-evaluate"
-    # the shell wrapper's name (examples/evaluate.sh), for its usage, messages and record
-    if argv[:1] == ["--prog"] and len(argv) >= 2:
-        prog, argv = argv[1], argv[2:]
+    prog, argv = wrapper_name(argv, "xlpe-evaluate")
     run_command(lambda: evaluate(argv, prog), os.path.basename(prog))
     return 0
 

@@ -78,7 +78,7 @@ from ..io.provenance import NO_PREORDERER
 from ..preprocessing.check_raw import check_bpe, check_raw
 from . import pipeline
 from .processes import run_child
-from .script_options import Refused, ScriptHelpFormatter
+from .script_options import Refused, ScriptHelpFormatter, wrapper_name
 from .schedules import MODELS, is_xl_pe
 
 USAGE = ("--src SRC --tgt TGT [--merges N] [--max-len N] [--max-ratio R] "
@@ -484,10 +484,7 @@ def mark_preorderer(out, preordered):
 
 def main(argv=None):
     argv = list(sys.argv[1:] if argv is None else argv)
-    prog = "xlpe-prepare"
-    # the shell wrapper's name (data_prep/prepare-corpus.sh), for its usage, messages, record
-    if argv[:1] == ["--prog"] and len(argv) >= 2:
-        prog, argv = argv[1], argv[2:]
+    prog, argv = wrapper_name(argv, "xlpe-prepare")
     run_command(lambda: prepare(argv, prog), os.path.basename(prog))
     return 0
 

@@ -84,3 +84,11 @@ def read_settings(path, names):
                     raise InputError(f"{path} line {number}: expected {name}=VALUE, got "
                                      f"{line!r}") from None
     return settings
+
+
+def wrapper_name(argv, default):
+    """(the program's name, the rest of ``argv``): a shell wrapper passes its own name first
+    (``--prog "$0"``), for its usage, messages and records; else ``default``."""
+    if argv[:1] == ["--prog"] and len(argv) >= 2:
+        return argv[1], argv[2:]
+    return default, argv

@@ -61,6 +61,7 @@ from .script_options import (
     one_of,
     read_settings,
     whole,
+    wrapper_name,
 )
 from .schedules import (
     MODELS,
@@ -640,11 +641,9 @@ def sbatch_script(run, nodes, tasks, cpu):
 
 def main(argv=None):
     argv = list(sys.argv[1:] if argv is None else argv)
-    prog, recipe = "xlpe-train", None
-    # the shell wrapper's name (examples/train.sh, examples/train-NAME.sh), for its usage,
-    # messages and record, and the dataset script's recipe
-    if argv[:1] == ["--prog"] and len(argv) >= 2:
-        prog, argv = argv[1], argv[2:]
+    prog, argv = wrapper_name(argv, "xlpe-train")
+    recipe = None
+    # a dataset script (examples/train-NAME.sh) names its recipe after its own name
     if argv[:1] == ["--recipe"] and len(argv) >= 2 and argv[1] in RECIPES:
         recipe, argv = argv[1], argv[2:]
     run_command(lambda: train(argv, prog, recipe), os.path.basename(prog))
