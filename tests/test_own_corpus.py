@@ -73,9 +73,17 @@ def first_try(raw, out, checkpoints):
              .replace("ckpt/en-zh", str(checkpoints)).replace("raw/", f"{raw}/")
              .replace(" < new.en", ""))
     commands = [shlex.split(line, comments=True) for line in block.splitlines()]
-    assert [c[0] for c in commands] == ["data_prep/prepare-corpus.sh", "examples/train.sh",
-                                        "examples/evaluate.sh", "xlpe-translate"]
-    return commands
+    assert [c[0] for c in commands] == ["xlpe-prepare", "xlpe-train", "xlpe-evaluate",
+                                        "xlpe-translate"]
+    return [[installed(c[0]), *c[1:]] for c in commands]
+
+
+def installed(name):
+    """The path of console script ``name`` in the environment running the tests: the
+    README's commands are the installed ones, not the checkout's scripts."""
+    path = shutil.which(name, path=str(Path(sys.executable).parent))
+    assert path, f"{name} is not installed beside {sys.executable} (pip install -e .)"
+    return path
 
 
 @pytest.fixture(scope="module")
@@ -95,23 +103,22 @@ def trained(tmp_path_factory):
     new_text.write_text("the dog sees a small house .\nwe read a book today .\n",
                         encoding="utf-8")
     prepare, train, evaluate, translate_command = first_try(raw, out, root / "transformer")
-    first = [completed(["bash", *prepare])]
+    first = [completed(prepare)]
     # XL PE alongside the first try, one core each
     xlpe = subprocess.Popen(
         ["bash", str(ROOT / "examples/train.sh"), "xlpe-inxl", str(out / "data-bin"),
          str(root / "xlpe-inxl"), *TRAIN_ARGS],
         env=ENV, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    first.append(completed(["bash", *train, *FIRST_TRY_MODEL]))
+    first.append(completed([*train, *FIRST_TRY_MODEL]))
     _, stderr = xlpe.communicate()
     assert xlpe.returncode == 0, f"train.sh xlpe-inxl failed:\n{stderr[-4000:]}"
     xlpe = subprocess.Popen(
         ["bash", str(ROOT / "examples/evaluate.sh"), str(out), str(root / "xlpe-inxl"),
          "--model", "xlpe-inxl", "--average", "0", "--cpu"],
         env=ENV, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    first.append(completed(["bash", *evaluate, "--cpu"]))
+    first.append(completed([*evaluate, "--cpu"]))
     with open(new_text, encoding="utf-8") as stdin:
-        first.append(completed([sys.executable, "-m", "xlpe_fairseq.evaluation.translate",
-                                *translate_command[1:], "--cpu"], stdin=stdin))
+        first.append(completed([*translate_command, "--cpu"], stdin=stdin))
     stdout, stderr = xlpe.communicate()
     assert xlpe.returncode == 0, f"evaluate.sh xlpe-inxl failed:\n{stderr[-4000:]}"
     return out, root, {"transformer": first[2].stdout, "xlpe-inxl": stdout}, first
@@ -303,7 +310,7 @@ def test_evaluate_with_a_text_model_on_an_xlpe_checkpoint_names_the_model_to_pas
     assert result.stderr.splitlines()[-1].endswith(
         f"the model is transformer_xlpe --xlpe-mode inxl, which reads reorder positions, and "
         f"{out / 'data-bin' / 'text'} has none; pass {out / 'data-bin' / 'xlpe'} "
-        "(examples/evaluate.sh: --model xlpe-inxl)"), result.stderr
+        "(xlpe-evaluate: --model xlpe-inxl)"), result.stderr
 
 
 def test_placeholders_come_back_in_the_hypotheses_as_written(trained, tmp_path):

@@ -55,7 +55,7 @@ def test_a_folder_without_an_evaluation_or_with_a_changed_checkpoint_is_refused(
     with pytest.raises(InputError, match="not the checkpoint .* scored"):
         resolved("--corpus", out, "--checkpoint", folder)
     (folder / "provenance-test.json").unlink()
-    with pytest.raises(InputError, match="without provenance-test.json: run examples/evaluate.sh"):
+    with pytest.raises(InputError, match="without provenance-test.json: run xlpe-evaluate"):
         resolved("--corpus", out, "--checkpoint", folder)
 
 

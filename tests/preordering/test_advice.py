@@ -51,7 +51,7 @@ def line_for(tmp_path, tau, frs, monotone_tau, monotone_frs):
 def test_each_study_gets_the_model_its_measured_gain_supports(
         tmp_path, pair, setting, tau, frs, mono_tau, mono_frs, gain, p, model):
     line = line_for(tmp_path, tau, frs, mono_tau, mono_frs)
-    command = f"examples/train.sh {model} OUT/data-bin CHECKPOINT_DIR"
+    command = f"xlpe-train {model} OUT/data-bin CHECKPOINT_DIR"
     assert line.startswith(f"advice: train {model}: {command}; "), (
         f"{pair} (InXL {gain:+.2f} BLEU, p {p}) should be told to train {model}:\n{line}")
     if p < 0.05 and gain > 0:
@@ -79,7 +79,7 @@ def test_a_preorderer_no_better_than_the_source_order_names_re_both(tmp_path):
                             capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     assert result.stdout == (
-        "advice: train re-both: examples/train.sh re-both OUT/data-bin CHECKPOINT_DIR; XL PE "
+        "advice: train re-both: xlpe-train re-both OUT/data-bin CHECKPOINT_DIR; XL PE "
         "is unlikely to help on this pair: the preorderer's test positions close only 2% of "
         "the way from the source order to the alignment's (Kendall's tau 0.7375 against "
         "0.7319 for the source order; FRS 0.6012 against 0.6100); a stronger preorderer "
@@ -113,7 +113,7 @@ def test_the_recipe_fills_in_its_own_folder(tmp_path):
     result = subprocess.run([sys.executable, "-m", "xlpe_fairseq.preordering.advice", str(path)],
                             capture_output=True, text=True)
     assert result.stdout.startswith(
-        f"advice: train xlpe-inxl: examples/train.sh xlpe-inxl {tmp_path}/data-bin "
+        f"advice: train xlpe-inxl: xlpe-train xlpe-inxl {tmp_path}/data-bin "
         "CHECKPOINT_DIR; "), result.stdout
     assert result.stdout.count("\n") == 1
 

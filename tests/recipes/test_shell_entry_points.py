@@ -143,12 +143,12 @@ def test_a_short_budget_scales_warmup_and_checkpoints_and_says_so(tmp_path):
     assert (flags["--warmup-updates"], flags["--save-interval-updates"],
             flags["--validate-interval-updates"]) == ("80", "20", "20")
     assert "--max-update 300 is below the schedule's 15000" in printout
-    assert "a checkpoint every 20 updates; evaluate.sh: the last 5 checkpoints averaged" in printout
+    assert "a checkpoint every 20 updates; xlpe-evaluate: the last 5 checkpoints averaged" in printout
     # a warm-up given is kept; a budget too short for 5 checkpoints says what evaluate.sh does
     flags, printout = dry_run_command("transformer", tmp_path / "data-bin", tmp_path / "ck",
                                       "--max-update", "3", "--warmup", "2")
     assert flags["--warmup-updates"] == "2" and "shrunk" in printout
-    assert "evaluate.sh: the 3 checkpoints saved averaged, not 5" in printout
+    assert "xlpe-evaluate: the 3 checkpoints saved averaged, not 5" in printout
 
 
 def test_every_split_is_batched_whole_even_a_tiny_one(tmp_path):
@@ -323,7 +323,7 @@ def test_evaluate_with_another_model_than_trained_names_the_model_to_pass(tmp_pa
     folder = trained_folder(tmp_path, "xlpe-inxl", [])
     result = bash(EVALUATE, prepared(tmp_path / "out"), folder, "--model", "transformer",
                   env=stubs(tmp_path))
-    one_usage_error(result, f"{folder} holds a xlpe-inxl model (examples/train.sh xlpe-inxl), "
+    one_usage_error(result, f"{folder} holds a xlpe-inxl model (xlpe-train xlpe-inxl), "
                     "not transformer: pass --model xlpe-inxl")
 
 

@@ -330,4 +330,4 @@ def test_train_sh_refuses_what_is_not_a_prepared_corpus(tmp_path):
     assert usage.returncode == 2 and "MODEL DATA_DIR CHECKPOINT_DIR" in usage.stderr
     missing = subprocess.run(["bash", str(EXAMPLES / "train.sh"), "transformer", str(tmp_path),
                               str(tmp_path / "ck")], capture_output=True, text=True)
-    assert missing.returncode == 1 and "prepare-corpus.sh" in missing.stderr
+    assert missing.returncode == 1 and "xlpe-prepare" in missing.stderr

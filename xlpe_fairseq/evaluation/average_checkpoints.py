@@ -54,7 +54,7 @@ def last_checkpoints(directory, count):
 
     fairseq writes ``checkpoint_EPOCH_UPDATES.pt`` every --save-interval-updates updates but
     not for an update that ends an epoch: that one goes to ``checkpointEPOCH.pt`` (none under
-    --no-epoch-checkpoints, as examples/train.sh trains) and, if it is the latest, to
+    --no-epoch-checkpoints, as xlpe-train trains) and, if it is the latest, to
     ``checkpoint_last.pt``. Such a file stands in for the missing update checkpoint; an update
     of the series saved nowhere is skipped and named in the notes."""
     if not os.path.isdir(directory):

@@ -12,10 +12,10 @@ in the input's order. Every model family works; only XL PE models need the preor
     xlpe-translate --corpus data/fr-en --checkpoint checkpoints/fr-en/xlpe < new.fr > new.en
 
 ``--checkpoint`` takes a checkpoint file, several joined by ':' (an ensemble), or a checkpoint
-folder that ``examples/evaluate.sh`` scored: the checkpoint it chose there, by its record
+folder that ``xlpe-evaluate`` scored: the checkpoint it chose there, by its record
 (``provenance-test.json``).
 
-``--corpus OUT`` (the OUT of ``data_prep/prepare-corpus.sh`` or another recipe) supplies the
+``--corpus OUT`` (the OUT of ``xlpe-prepare`` or another recipe) supplies the
 dictionaries (OUT/data-bin/text), the BPE codes (OUT/bpe/codes), the preorderer
 (OUT/preorderer.pt), the languages and the lowercasing (OUT/recipe.env); an option given
 explicitly wins.
@@ -63,18 +63,18 @@ def read_recipe_env(path):
 
 
 def scored_checkpoint(folder):
-    """The checkpoint evaluate.sh scored in ``folder``, by its test record: which one a
+    """The checkpoint xlpe-evaluate scored in ``folder``, by its test record: which one a
     schedule averages depends on how many checkpoints the training saved."""
     record_path = os.path.join(folder, "provenance-test.json")
     if not os.path.exists(record_path):
         raise InputError(f"{folder} is a folder without {os.path.basename(record_path)}: run "
-                         "examples/evaluate.sh OUT on it first (it chooses the checkpoint), or "
+                         "xlpe-evaluate OUT on it first (it chooses the checkpoint), or "
                          "give a checkpoint file")
     checkpoint = read_record(record_path, "evaluation")["checkpoint"]
     if not os.path.isfile(checkpoint["path"]) or file_digest(checkpoint["path"]) != \
             checkpoint["sha256"]:
         raise InputError(f"{checkpoint['path']}: not the checkpoint {record_path} scored (gone "
-                         "or changed since): run examples/evaluate.sh again, or give a "
+                         "or changed since): run xlpe-evaluate again, or give a "
                          "checkpoint file")
     return checkpoint["path"]
 
@@ -201,7 +201,7 @@ def build_parser():
                                      formatter_class=HelpFormatter)
     parser.add_argument("--checkpoint", required=True,
                         help="model checkpoint (several joined by ':' translate as an ensemble), "
-                        "or a folder evaluate.sh scored: the checkpoint it chose there")
+                        "or a folder xlpe-evaluate scored: the checkpoint it chose there")
     parser.add_argument("--corpus", help="the recipe's OUT folder, which supplies the defaults "
                         "of --data-bin, --bpe-codes, --preorderer (OUT/preorderer.pt) and, from "
                         "OUT/recipe.env, the languages and --lowercase")

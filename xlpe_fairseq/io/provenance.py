@@ -1,13 +1,13 @@
 """Provenance: what every artifact was made from, recorded once and verified by every consumer.
 
-A score is only as good as the chain behind it: raw text → OUT (prepare-corpus.sh) → a
-checkpoint folder (train.sh) → an evaluation (evaluate.sh). Each link writes a record, last and
+A score is only as good as the chain behind it: raw text → OUT (xlpe-prepare) → a
+checkpoint folder (xlpe-train) → an evaluation (xlpe-evaluate). Each link writes a record, last and
 atomically, so that a failed run changes none, and each consumer verifies the link before it
 works:
 
 - ``OUT/provenance.json`` (kind ``corpus``): the command, the settings, the sha256 of the raw
   files, of the BPE codes, the preorderer and the reference copies (``OUT/reference/``), and of
-  every file of every data-bin. ``train.sh``, ``evaluate.sh`` and ``xlpe-translate --corpus``
+  every file of every data-bin. ``xlpe-train``, ``xlpe-evaluate`` and ``xlpe-translate --corpus``
   refuse an OUT whose files differ from its record, or that has none.
 - every checkpoint carries the fingerprint of the data it learned from (``data_fingerprint``:
   the dictionaries and the training split), written by the ``translation_reorder`` task; a
@@ -66,7 +66,7 @@ def without_preorderer(data_bin, split):
         return None
     return (f"{data_bin} was prepared without the preorderer (xlpe-prepare --models named no "
             f"XL PE model), so XL PE has no {split} positions there: rerun "
-            "data_prep/prepare-corpus.sh into the same OUT without --models (or with an XL PE "
+            "xlpe-prepare into the same OUT without --models (or with an XL PE "
             "model among them) to train it")
 
 def file_digest(path):

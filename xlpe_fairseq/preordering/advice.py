@@ -4,7 +4,7 @@
 
 reads the table ``xlpe-reorder-score`` writes (the preorderer's test positions against the
 alignment's order, beside keeping the source order), and names the model to train with its
-``examples/train.sh`` command. XL PE reads those positions at test time, so what it can gain
+``xlpe-train`` command. XL PE reads those positions at test time, so what it can gain
 follows the share of the Kendall's tau gap they close: (tau_pred - tau_mono) / (1 - tau_mono),
 0 for the source order, 1 for the alignment's. The rule, calibrated on every study
 (docs/preorderer.md#which-model-the-advice-names):
@@ -70,11 +70,11 @@ def recommended_model(scores):
 
 
 def advice(scores, corpus="OUT"):
-    """One line: the model to train, its train.sh command on ``corpus`` (the recipe's OUT), and
+    """One line: the model to train, its xlpe-train command on ``corpus`` (the recipe's OUT), and
     why, from the preorderer's score against the source order."""
     predicted, monotone = scores["hypothesis"], scores["monotone"]
     model = recommended_model(scores)
-    command = f"examples/train.sh {model} {corpus}/data-bin CHECKPOINT_DIR"
+    command = f"xlpe-train {model} {corpus}/data-bin CHECKPOINT_DIR"
     numbers = (f"Kendall's tau {predicted['kendall_tau']:.4f} against {monotone['kendall_tau']:.4f}"
                f" for the source order; FRS {predicted['fuzzy_reordering_score']:.4f} against "
                f"{monotone['fuzzy_reordering_score']:.4f}")

@@ -1,6 +1,6 @@
 """Hold out valid and/or test pairs of a parallel corpus, drawn at random with a fixed seed.
 
-Used by ``data_prep/prepare-corpus.sh`` when a corpus comes as one pair of files: each held-out
+Used by ``xlpe-prepare`` when a corpus comes as one pair of files: each held-out
 split takes ``min(1000, 5%)`` of the pairs (at least 1), the rest stays for training, every
 split in the corpus's order. The same files and seed always give the same splits.
 

@@ -8,7 +8,7 @@ load a model, before the weights. ``DataProvenance`` puts the fingerprint of the
 - refuses a checkpoint on a data-bin with other dictionaries, in one line instead of
   fairseq's size-mismatch traceback or, where the sizes agree, translations of other token
   ids. Another training split with the same dictionaries is fine for decoding (a new test set
-  binarized with the model's dictionaries); ``evaluate.sh`` and ``xlpe-translate --corpus``
+  binarized with the model's dictionaries); ``xlpe-evaluate`` and ``xlpe-translate --corpus``
   also hold the training split to the corpus's (``io.provenance.verify_checkpoint``);
 - refuses to resume (fairseq-train into a ``--save-dir`` that holds ``checkpoint_last.pt``)
   from a checkpoint of another model or of another training split: fairseq would load it and
@@ -26,7 +26,7 @@ from ..io.provenance import (
 )
 
 START_AFRESH = ("train into another --save-dir, or start afresh in this one "
-                "(examples/train.sh --restart keeps the old checkpoints in a subfolder)")
+                "(xlpe-train --restart keeps the old checkpoints in a subfolder)")
 
 
 class DataProvenance:

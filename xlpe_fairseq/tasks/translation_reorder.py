@@ -199,7 +199,7 @@ class TranslationReorderTask(DataProvenance, TranslationTask):
                 recipe_model = "dpe"
             raise MissingReorderPositionsError(
                 f"{prefix}.bin/.idx not found: the model is {model}, which reads reorder "
-                f"positions, and {data_path} has none; pass {sibling} (examples/evaluate.sh: "
+                f"positions, and {data_path} has none; pass {sibling} (xlpe-evaluate: "
                 f"--model {recipe_model})"
             )
         raise MissingReorderPositionsError(

@@ -1,17 +1,17 @@
-"""Evaluate a model trained by examples/train.sh or a train-*.sh script the way its paper
+"""Evaluate a model trained by xlpe-train or a train-*.sh script the way its paper
 did (xlpe-evaluate; examples/evaluate.sh runs it): the checkpoint (the last N averaged with
 xlpe-average-checkpoints, or the best on dev), beam and length penalty of its schedule;
 translate the test split with fairseq-generate and print detokenized sacreBLEU with its
 signature (xlpe-bleu; its tokenizer by the target language: zh, ja-mecab, ko-mecab, else
 13a; Chinese and Japanese written without the segmenter's spaces first).
 
-DATA is the recipe's OUTDIR (data_prep/prepare-corpus.sh's OUT or another recipe's; its
+DATA is the recipe's OUTDIR (xlpe-prepare's OUT or another recipe's; its
 recipe.env names the languages and whether text was lowercased; the reference scored is
 OUT/reference/SUBSET.TGT, copied when OUT was prepared, and every file read must be as
 OUT/provenance.json recorded it, the checkpoint trained on OUT's data: docs/input-rules.md),
 SAVE_DIR the training's checkpoint folder, M the trained model (it picks the data-bin
 variant: xlpe and xlpe-* read the preorderer's test positions; default: the model
-examples/train.sh trained there, from SAVE_DIR/schedule.env; required for other folders).
+xlpe-train trained there, from SAVE_DIR/schedule.env; required for other folders).
 The schedule is the one the training used (SAVE_DIR/schedule.env, written by
 xlpe-train), or --schedule:
   dpe-iwslt, dpe  the last 5 checkpoints averaged, beam 5 (lenpen 1.0; dpe: 0.6, the
@@ -185,13 +185,13 @@ def checkpoints_to_average(save_dir, average, given, name):
 
 def unfinished_training(save_dir):
     """A sentence when SAVE_DIR's training has not finished as far as its records say: no
-    record of a finished training (train.sh writes provenance.json when fairseq-train has
+    record of a finished training (xlpe-train writes provenance.json when fairseq-train has
     ended), or a training resumed since the record (schedule.env rewritten at its start, or a
     checkpoint saved); else None."""
     record = os.path.join(save_dir, RECORD)
     if not os.path.isfile(record):
         return (f"{save_dir} holds no record of a finished training ({record}, which "
-                "examples/train.sh writes when fairseq-train has ended): its training was "
+                "xlpe-train writes when fairseq-train has ended): its training was "
                 "interrupted or is still running, and its checkpoints so far are scored")
     finished = os.stat(record).st_mtime
     for name in ("schedule.env", "checkpoint_last.pt"):
@@ -251,7 +251,7 @@ def evaluate(argv, prog):
     os.environ["TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD"] = "1"
     check_bleu_tokenizer(tgt, args.tokenize)
 
-    # SCHEDULE and, from examples/train.sh, TRAINED_MODEL: how SAVE_DIR was trained
+    # SCHEDULE and, from xlpe-train, TRAINED_MODEL: how SAVE_DIR was trained
     schedule_env_path = os.path.join(save_dir, "schedule.env")
     schedule_env = (read_settings(schedule_env_path, ("SCHEDULE", "TRAINED_MODEL"))
                     if os.path.isfile(schedule_env_path) else {})
@@ -264,7 +264,7 @@ def evaluate(argv, prog):
     if not model:
         raise Refused(f"--model is required: {schedule_env_path} does not name it", 2)
     if trained_model and model != trained_model:
-        raise Refused(f"{save_dir} holds a {trained_model} model (examples/train.sh "
+        raise Refused(f"{save_dir} holds a {trained_model} model (xlpe-train "
                       f"{trained_model}), not {model}: pass --model {trained_model}", 2)
     data_bin = os.path.join(data, "data-bin", data_bin_variant(model))
     # XL PE's test positions: the preorderer's N best reorderings, else the data-bin's (the best)
@@ -300,7 +300,7 @@ def evaluate(argv, prog):
             raise Refused(f"{name}: {unprepared}", 1)
         if not os.path.isdir(save_dir):
             raise Refused(f"{save_dir}: no such folder; the checkpoint folder of "
-                          "examples/train.sh", 1)
+                          "xlpe-train", 1)
         for path in (os.path.join(data_bin, f"{subset}.{src}-{tgt}.{src}.idx"), reference):
             if not os.path.isfile(path):
                 raise Refused(f"{path}: no such file; has the data_prep recipe made the {subset} "

@@ -16,9 +16,9 @@ receives
   data-bin/xlpe  text + train positions chosen by XLPE_TRAIN_POSITIONS, preorderer
                  positions for valid/test (transformer_xlpe; the test positions are what a
                  deployed model gets); train positions only without the preorderer
-  reference/  {valid,test}.TGT as prepared: what examples/evaluate.sh scores against
-  recipe.env  SRC, TGT, LOWERCASE, RAW, for examples/evaluate.sh
-  provenance.json  what OUT was made from, written last, verified by train.sh, evaluate.sh
+  reference/  {valid,test}.TGT as prepared: what xlpe-evaluate scores against
+  recipe.env  SRC, TGT, LOWERCASE, RAW, for xlpe-evaluate
+  provenance.json  what OUT was made from, written last, verified by xlpe-train, xlpe-evaluate
               and xlpe-translate --corpus
 
 The settings (``s``, from xlpe-prepare's options and the environment): WORKERS, MERGES,

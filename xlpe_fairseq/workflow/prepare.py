@@ -14,12 +14,12 @@ two are not segmented. OUT receives (docs/pipeline.md has the details)
   data-bin/dpe    dpe: DPE target positions of train and valid from the word alignment
   data-bin/xlpe   xlpe-*: BTG oracle positions for train, the preorderer's for valid/test
   bpe/codes, preorderer.pt, recipe.env: what xlpe-translate --corpus OUT and
-                  examples/evaluate.sh read; reference/: the references evaluate.sh scores
-  provenance.json what OUT was made from (written last; checked by train.sh, evaluate.sh
+                  xlpe-evaluate read; reference/: the references xlpe-evaluate scores
+  provenance.json what OUT was made from (written last; checked by xlpe-train, xlpe-evaluate
                   and xlpe-translate). OUT may not be empty, /, a system folder or a file,
                   nor have a line break in its name, and one run at a time writes it
                   (docs/input-rules.md, "Provenance")
-Next: examples/train.sh MODEL OUT/data-bin CHECKPOINTS, examples/evaluate.sh OUT CHECKPOINTS
+Next: xlpe-train MODEL OUT/data-bin CHECKPOINTS, xlpe-evaluate OUT CHECKPOINTS
 --model MODEL, and xlpe-translate --corpus OUT --checkpoint ... for new text.
 
 Options (in any order, before or after the operands; after --, operands only):
@@ -38,8 +38,8 @@ Options (in any order, before or after the operands; after --, operands only):
                         many pairs it kept and warns when over 5% go (docs/pipeline.md)
   --lowercase           lowercase both sides (evaluation then scores lowercased text)
   --joined-dictionary   one dictionary for both sides (scripts that share most symbols);
-                        examples/train.sh then shares all embeddings
-  --models M[,M...]     the models OUT is for (examples/train.sh's names; default: all).
+                        xlpe-train then shares all embeddings
+  --models M[,M...]     the models OUT is for (xlpe-train's names; default: all).
                         Without an XL PE model (xlpe, xlpe-*, encoder-free-inxl) no
                         preorderer is trained: data-bin/xlpe then holds train positions
                         only, and training or evaluating XL PE from OUT is refused
@@ -146,11 +146,11 @@ def language(name, value):
 
 
 def models(name, value):
-    """A comma-separated list of examples/train.sh's models, or ``all``."""
+    """A comma-separated list of xlpe-train's models, or ``all``."""
     chosen = value.split(",")
     if value == "all" or (value and all(model in MODELS for model in chosen)):
         return value
-    raise Refused(f"{name} must be all or models of examples/train.sh separated by commas "
+    raise Refused(f"{name} must be all or models of xlpe-train separated by commas "
                   f"({' '.join(MODELS)}), not '{value}'", 2)
 
 

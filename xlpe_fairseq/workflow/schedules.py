@@ -55,7 +55,7 @@ def is_xl_pe(model):
 
 
 def model_settings(model):
-    """``{fairseq option: [accepted values]}`` that a checkpoint of ``model`` (examples/train.sh
+    """``{fairseq option: [accepted values]}`` that a checkpoint of ``model`` (xlpe-train
     MODEL, at any size) was saved with: its architecture and the options that make the model
     what it is (``model_flags``)."""
     def sizes(arch):

@@ -1,12 +1,12 @@
-"""Train one model family on a corpus of data_prep/prepare-corpus.sh (or another recipe).
+"""Train one model family on a corpus of xlpe-prepare (or another recipe).
 
-  examples/train.sh MODEL DATA_DIR CHECKPOINT_DIR [--size small|base|big] [options...]
+  xlpe-train MODEL DATA_DIR CHECKPOINT_DIR [--size small|base|big] [options...]
 
 MODEL       transformer | xlpe-inxl | xlpe-headxl | xlpe-combination | dpe |
             re-encoder | re-decoder | re-both (or a baseline, see --model)
 DATA_DIR    the recipe's OUT/data-bin (OUT works too, and a link to either): the model reads
             its variant, text, dpe or xlpe; the languages come from the file names, and a
-            joined dictionary (prepare-corpus.sh --joined-dictionary) shares all embeddings,
+            joined dictionary (xlpe-prepare --joined-dictionary) shares all embeddings,
             else the decoder's input and output embeddings are shared
 --size      small (default): 256/1024, 2+2 layers, 2 heads, the DPE paper's IWSLT'14 setup,
             for up to a few hundred thousand pairs; base: Transformer base (512/2048, 6+6,
@@ -14,11 +14,11 @@ DATA_DIR    the recipe's OUT/data-bin (OUT works too, and a link to either): the
             schedule, printed at the start (--schedule). The small size's:
             --max-update 15000, --warmup 4000, --lr 5e-4, dropout 0.3, --max-tokens 4096,
             --update-freq 1, a validation and a checkpoint every 1000 updates, the last 5
-            kept and averaged by evaluate.sh, beam 5.
+            kept and averaged by xlpe-evaluate, beam 5.
 --max-update U below the schedule's shortens it: unless given, the warm-up and the
             checkpoint interval shrink in proportion (--max-update 300 at the small size:
             warm-up 80, a checkpoint every 20 updates), so that a short first run learns
-            and evaluate.sh finds checkpoints to average
+            and xlpe-evaluate finds checkpoints to average
 The options below work here too; the data-bin must be OUT's as prepared (OUT/provenance.json),
 and a CHECKPOINT_DIR of another model or data is refused, not resumed (docs/input-rules.md);
 any other option goes to fairseq-train as it is, after the command's own flags, so it wins
@@ -30,12 +30,12 @@ While fairseq-train runs (in its own process group, ended with this command on C
 SIGTERM), its report goes to stdout and CHECKPOINT_DIR/train.log, and a line on stderr at
 each of its log lines says the update reached, the rate and about how long is left (fairseq
 logs every 100 updates, or every checkpoint interval where that is shorter).
-CHECKPOINT_DIR/schedule.env (the model and schedule evaluate.sh decodes with) is written
+CHECKPOINT_DIR/schedule.env (the model and schedule xlpe-evaluate decodes with) is written
 before training, and CHECKPOINT_DIR/provenance.json once fairseq-train has ended well: an
-interrupted training is one evaluate.sh warns about.
+interrupted training is one xlpe-evaluate warns about.
 
-e.g. examples/train.sh xlpe-combination data/fr-en/data-bin checkpoints/fr-en/xlpe
-then examples/evaluate.sh data/fr-en checkpoints/fr-en/xlpe
+e.g. xlpe-train xlpe-combination data/fr-en/data-bin checkpoints/fr-en/xlpe
+then xlpe-evaluate data/fr-en checkpoints/fr-en/xlpe
 """
 import argparse
 import glob
@@ -95,16 +95,16 @@ Options:
                    `sbatch [--partition P --time T ...] SCRIPT` (docs/cluster.md)
   --fp16 | --bf16  mixed precision
   --schedule S     dpe-iwslt | dpe | re | xlpe: whose paper's schedule (optimization, batch,
-                   checkpoints, and what evaluate.sh decodes with). Default: dpe-iwslt at the
+                   checkpoints, and what xlpe-evaluate decodes with). Default: dpe-iwslt at the
                    small size, else the model's paper
   --update-freq K  accumulate K batches per update (default: the paper's batch, its GPUs
                    x --max-tokens, over --gpus)
   --max-update U | --warmup N | --lr LR | --max-tokens T   override the schedule's value;
                    a --max-update below the schedule's also shrinks its warm-up (unless
                    --warmup is given) and checkpoint interval in proportion, so that a short
-                   run still warms up and saves checkpoints for evaluate.sh to average
-  --save-dir DIR   checkpoints (default: checkpoints/DATASET/MODEL-SIZE; train.sh:
-                   CHECKPOINT_DIR)
+                   run still warms up and saves checkpoints for xlpe-evaluate to average
+  --save-dir DIR   checkpoints (default: checkpoints/DATASET/MODEL-SIZE; with MODEL DATA_DIR
+                   CHECKPOINT_DIR: CHECKPOINT_DIR)
   --dry-run        print the fairseq-train command instead of running it
   --restart        start afresh in a --save-dir that holds a run (another model's, or one
                    trained on data prepared anew since): the earlier run is moved into
@@ -114,7 +114,7 @@ Options:
   -h, --help       this text
 
 Every value is checked before anything runs. The effective schedule is printed on stderr at
-the start; its name and the model go to SAVE_DIR/schedule.env, from which examples/evaluate.sh
+the start; its name and the model go to SAVE_DIR/schedule.env, from which xlpe-evaluate
 takes the checkpoint (average or best), beam and length penalty. The data-bin must be its
 OUT's as prepared (OUT/provenance.json); OUT is read under a shared lock and SAVE_DIR written
 under its own; after training, SAVE_DIR/provenance.json records model, size, schedule and data
@@ -135,7 +135,7 @@ RECIPES = {
         "last 5 checkpoints averaged; DPE's order-loss weight lambda 0.3); fairseq's IWSLT'14 "
         "setup: separate dictionaries, tied decoder input/output embeddings.\n\n"
         "e.g. examples/train-iwslt14.sh en-de data/iwslt14-en-de --model dpe\n"
-        "then examples/evaluate.sh data/iwslt14-en-de checkpoints/iwslt14-en-de/dpe-small"),
+        "then xlpe-evaluate data/iwslt14-en-de checkpoints/iwslt14-en-de/dpe-small"),
     "wmt14-en-de": SimpleNamespace(
         dataset="wmt14-en-de", operands="DATA", pair="en-de",
         sizes=("base", "big"), share="all",
@@ -190,7 +190,7 @@ def positive(value, flag):
 
 def help_parser(prog, recipe):
     """The parser that prints --help (the options themselves are read by ``read_options``,
-    which passes train.sh's unknown ones on to fairseq-train)."""
+    which passes xlpe-train's unknown ones on to fairseq-train)."""
     if recipe is None:
         usage, description = f"%(prog)s {TRAIN_USAGE}", __doc__
     else:
@@ -236,7 +236,7 @@ def read_options(argv, pass_unknown):
             options.extra += argv[index:]
             break
         elif pass_unknown:
-            # train.sh passes whatever is not its option on to fairseq-train
+            # xlpe-train passes whatever is not its option on to fairseq-train
             options.extra.append(word)
         else:
             raise Refused(f"unknown option {word} (--help lists them)", 2)
@@ -252,7 +252,7 @@ def device_label(world):
 
 
 def corpus_of_train_sh(prog, argv):
-    """examples/train.sh MODEL DATA_DIR CHECKPOINT_DIR: the corpus found from DATA_DIR (its
+    """xlpe-train MODEL DATA_DIR CHECKPOINT_DIR: the corpus found from DATA_DIR (its
     data-bin, the languages of its file names, whether its dictionary is joined); returns
     (corpus, the options for ``train``)."""
     if "" in argv[:3]:
@@ -277,7 +277,7 @@ def corpus_of_train_sh(prog, argv):
     text = os.path.join(data_bin, "text")
     if not os.path.isdir(text):
         raise Refused(f"{text}: no such folder; is {data_bin} the data-bin of "
-                      "data_prep/prepare-corpus.sh?", 1)
+                      "xlpe-prepare?", 1)
     # the pair from fairseq-preprocess's file names, train.SRC-TGT.SRC.idx
     pairs = sorted(name.split(".")[1] for name in os.listdir(text)
                    if re.fullmatch(r"train\.[^.]*-[^.]*(\..*)?\.idx", name))
@@ -448,7 +448,7 @@ def print_schedule(model, size, schedule, values, shortened, world, update_freq,
                    extra):
     """The effective schedule, on stderr, so that --dry-run prints nothing but the command on
     stdout."""
-    # what evaluate.sh will find: the checkpoints of every interval, ``keep`` of them kept
+    # what xlpe-evaluate will find: the checkpoints of every interval, ``keep`` of them kept
     saved = min(values.max_update // values.interval, values.keep)
     evaluation = (f"the last {values.average} checkpoints averaged" if values.average > 0
                   else "the checkpoint with the best dev BLEU")
@@ -465,7 +465,7 @@ def print_schedule(model, size, schedule, values, shortened, world, update_freq,
         f"{values.dropout}; a batch of {values.max_tokens} tokens x {world * update_freq} "
         f"({device_label(world)} x update-freq {update_freq}; the paper's: x "
         f"{values.batch_gpus})",
-        f"  validation and a checkpoint every {values.interval} updates; evaluate.sh: "
+        f"  validation and a checkpoint every {values.interval} updates; xlpe-evaluate: "
         f"{evaluation}, beam {values.beam}, lenpen {values.lenpen}",
     ]
     if log_interval < LOG_INTERVAL:

@@ -95,7 +95,7 @@ def test_the_report_gives_the_recipe_advice_for_xl_pe_rows(tmp_path):
                                                  xlpe_data_bin=str(xlpe_bin)),
                             reads_positions=lambda model: model.startswith("xlpe"))
     line = xlpe_advice(study, ["transformer", "xlpe-inxl"])
-    assert line.startswith("advice: train re-both: examples/train.sh re-both OUT/data-bin "
+    assert line.startswith("advice: train re-both: xlpe-train re-both OUT/data-bin "
                            "CHECKPOINT_DIR; XL PE is unlikely to help on this pair"), line
     assert xlpe_advice(study, ["transformer", "dpe"]) is None, "no XL PE row, no advice"
     study.args.xlpe_data_bin = str(tmp_path / "other" / "data-bin" / "xlpe")
