@@ -64,18 +64,24 @@ def translate(out, checkpoint, source, *options):
                "--checkpoint", checkpoint, "--input", source, "--cpu", *options).splitlines()
 
 
-def first_try(raw, out, checkpoints):
-    """The README's first-try commands, for en->ja in these folders (the translation's input
-    redirection left to the caller)."""
+def readme_first_try(raw, out, checkpoints, tgt):
+    """The README's first-try commands, as written but for the target language ``tgt`` and
+    these folders (the translation's input redirection left to the caller)."""
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     block = re.search(r"A first try.*?```bash\n(.*?)```", readme, re.S).group(1)
-    block = (block.replace("--tgt zh", "--tgt ja").replace("data/en-zh", str(out))
+    block = (block.replace("--tgt zh", f"--tgt {tgt}").replace("data/en-zh", str(out))
              .replace("ckpt/en-zh", str(checkpoints)).replace("raw/", f"{raw}/")
              .replace(" < new.en", ""))
     commands = [shlex.split(line, comments=True) for line in block.splitlines()]
     assert [c[0] for c in commands] == ["xlpe-prepare", "xlpe-train", "xlpe-evaluate",
                                         "xlpe-translate"]
-    return [[installed(c[0]), *c[1:]] for c in commands]
+    return commands
+
+
+def first_try(raw, out, checkpoints):
+    """The README's first try for en->ja, run by the commands installed in the environment
+    running the tests."""
+    return [[installed(c[0]), *c[1:]] for c in readme_first_try(raw, out, checkpoints, "ja")]
 
 
 def installed(name):
