@@ -93,7 +93,8 @@ def main(argv=None):
     parser.add_argument("--detokenized-output",
                         help="also write the detokenized hypotheses, as scored, to this file, "
                         "one a line in corpus order")
-    parser.add_argument("--name", default="", help="label printed before the scores")
+    parser.add_argument("--name", default="",
+                        help="label printed before the scores (default: none)")
     args = parser.parse_args(argv)
 
     run_command(lambda: _score_generate_output(args), parser.prog)

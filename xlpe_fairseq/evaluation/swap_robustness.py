@@ -242,7 +242,9 @@ def build_parser():
     parser.add_argument("--generate-args", default="--beam 5 --batch-size 100",
                         help="further fairseq-generate options, one string (add --cpu or --fp16 "
                         "as needed)")
-    parser.add_argument("--user-dir", default=USER_DIR, help="fairseq --user-dir of the plugin")
+    parser.add_argument("--user-dir", default=USER_DIR,
+                        help="fairseq --user-dir of the plugin (default: the installed plugin's "
+                        "folder, which xlpe-user-dir prints)")
     parser.add_argument("--output-dir", required=True,
                         help="writes swap_robustness.{json,md,png}, swapped/ and generate/")
     return parser

@@ -207,7 +207,8 @@ def build_parser():
     default_cache = os.path.join(os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")),
                                  "xlpe-fairseq")
     parser.add_argument("--cache", default=default_cache,
-                        help=f"where the wheel is downloaded (default: {default_cache})")
+                        help="where the wheel is downloaded (default: $XDG_CACHE_HOME/xlpe-fairseq, "
+                        "else ~/.cache/xlpe-fairseq)")
     parser.add_argument("--wheel", help="use this local bible-alignments wheel, no download")
     return parser
 
