@@ -10,9 +10,8 @@ import pytest
 
 from evaluation.tiny_checkpoints import session_checkpoints
 from xlpe_fairseq.evaluation.generate_output import read_hypotheses
-from xlpe_fairseq.evaluation.swap_robustness import (
-    USER_DIR, group_words, main, swap_corpus, swap_words,
-)
+from xlpe_fairseq.evaluation.swap_robustness import group_words, main, swap_corpus, swap_words
+from xlpe_fairseq.user_dir import PLUGIN_DIR
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 TEN_WORDS = "a b@@ c d e@@ f@@ g h i j k l m".split()  # 10 words, two of them split by BPE
@@ -94,7 +93,7 @@ def test_command_end_to_end_matches_plain_generation_at_zero(tiny, tmp_path):
     # 0% through the temporary data-bin gives what fairseq-generate gives on the real one
     plain = subprocess.run(
         [sys.executable, "-m", "fairseq_cli.generate", str(corpus["data_bin"]), "--user-dir",
-         USER_DIR, "--task", "translation_reorder", "--gen-subset", "test", "--path",
+         PLUGIN_DIR, "--task", "translation_reorder", "--gen-subset", "test", "--path",
          str(checkpoints["untied"]), "--remove-bpe", "--required-batch-size-multiple", "1",
          "--num-workers", "0", *generate_args.split()],
         capture_output=True, text=True, check=True,

@@ -44,12 +44,12 @@ from ..io import (
     read_lines,
     run_command,
 )
+from ..user_dir import PLUGIN_DIR
 from .bleu import add_tokenize_argument, bleu_tokenizer, detokenize, score
 from .compare import named_path
 from .curves import markdown_table, plot_curves
 from .generate_output import read_hypotheses
 
-USER_DIR = str(Path(__file__).resolve().parents[1])
 BPE_CONTINUATION = "@@"
 DEFAULT_PERCENTAGES = list(range(0, 101, 10))
 
@@ -242,7 +242,7 @@ def build_parser():
     parser.add_argument("--generate-args", default="--beam 5 --batch-size 100",
                         help="further fairseq-generate options, one string (add --cpu or --fp16 "
                         "as needed)")
-    parser.add_argument("--user-dir", default=USER_DIR,
+    parser.add_argument("--user-dir", default=PLUGIN_DIR,
                         help="fairseq --user-dir of the plugin (default: the installed plugin's "
                         "folder, which xlpe-user-dir prints)")
     parser.add_argument("--output-dir", required=True,

@@ -2,12 +2,12 @@
 import json
 import os
 import re
-from pathlib import Path
 
 import numpy as np
 
 from ...io import atomic_output
 from ...preordering.advice import advice, read_score_file
+from ...user_dir import PLUGIN_DIR
 from ..bleu import detokenize
 from ..curves import plot_curves
 from ..generate_output import read_hypotheses
@@ -58,7 +58,7 @@ def model_count(summary):
 def portable_paths(text, work):
     """The report's absolute paths as any reader can use them: the interpreter as ``python``,
     the plugin as ``$(xlpe-user-dir)``, everything else relative to the work folder."""
-    plugin = str(Path(__file__).resolve().parents[2])
+    plugin = PLUGIN_DIR
 
     def shown(match):
         path = match.group(0)
