@@ -9,8 +9,8 @@ two-sided p-value is how often the resampled difference has the sign opposite to
 the observed one, doubled; a system compared with itself gets p = 1. (sacreBLEU's own
 ``--paired-bs`` gives a system against itself p ≈ 0 by design, which reads wrongly in a table.)
 Where an output has ``T-`` lines, the reference must be the one they hold, as for
-``xlpe-bleu`` (``reference_check``). Parameter counts come from the checkpoints. The table is printed as Markdown and written
-atomically as Markdown and JSON.
+``xlpe-bleu`` (``reference_check``). Parameter counts come from the checkpoints. The table is
+printed as Markdown and written atomically as Markdown and JSON.
 """
 import argparse
 import json
