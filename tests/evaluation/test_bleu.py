@@ -153,20 +153,24 @@ def generate_output_with_targets(path, targets, hypotheses):
     return write(path, lines)
 
 
-def test_another_test_sets_reference_of_the_same_length_is_refused(tmp_path, capsys):
+@pytest.mark.parametrize("main", [bleu.main, compare.main], ids=["bleu", "compare"])
+def test_another_test_sets_reference_of_the_same_length_is_refused(tmp_path, capsys, main):
     generated = generate_output_with_targets(
         tmp_path / "gen.out", ["a house .", "a dog ."], ["a house .", "a dog ."])
     other = write(tmp_path / "other.en", ["a house .", "the mouse ."])
-    err = expect_error(bleu.main, ["--generate-output", generated, "--reference", other,
-                                   "--target-lang", "en", "--json", str(tmp_path / "b.json")],
-                       capsys)
+    system = ["--generate-output", generated] if main is bleu.main else [
+        "--generated", f"good={generate_output(tmp_path / 'good.out', ['a house .', 'a dog .'])}",
+        "--generated", f"checked={generated}"]
+    err = expect_error(main, [*system, "--reference", other, "--target-lang", "en",
+                              "--json", str(tmp_path / "b.json")], capsys)
     assert f"{other} line 2: 'the mouse .' is not the target {generated} translated" in err
     assert not (tmp_path / "b.json").exists()
 
 
+@pytest.mark.parametrize("main", [bleu.main, compare.main], ids=["bleu", "compare"])
 @pytest.mark.parametrize("tokenized", [False, True], ids=["raw", "tokenized"])
 def test_the_raw_or_tokenized_reference_of_tokenized_unknown_targets_is_scored(
-        tmp_path, capsys, tokenized):
+        tmp_path, capsys, tokenized, main):
     """As evaluate.sh calls it: T- lines tokenized, lowercased or not, a word unknown; the
     reference raw, or the lowercased tokenized text with --tokenized-reference."""
     targets = ["the house 's door ( red ) .", "a <<unk>> dog !"]
@@ -174,15 +178,19 @@ def test_the_raw_or_tokenized_reference_of_tokenized_unknown_targets_is_scored(
     reference = ["the house 's door ( red ) .", "a ελληνικός dog !"] if tokenized else raw
     generated = generate_output_with_targets(tmp_path / "gen.out", targets, reference)
     reference_file = write(tmp_path / "ref.en", reference)
-    bleu.main(["--generate-output", generated, "--reference", reference_file,
-               "--target-lang", "en"] + (["--tokenized-reference"] if tokenized else []))
-    assert "BLEU 100.00" in capsys.readouterr().out
+    option = "--generate-output" if main is bleu.main else "--generated"
+    main([option, generated, "--reference", reference_file,
+          "--target-lang", "en"] + (["--tokenized-reference"] if tokenized else []))
+    out = capsys.readouterr().out
+    assert ("BLEU 100.00" if main is bleu.main else "| 100.00 |") in out, out
 
 
-def test_two_runs_merged_by_id_are_not_an_nbest_list(tmp_path, capsys):
+@pytest.mark.parametrize("main", [bleu.main, compare.main], ids=["bleu", "compare"])
+def test_two_runs_merged_by_id_are_not_an_nbest_list(tmp_path, capsys, main):
     generated = write(tmp_path / "merged.out", [
         "H-0\t-0.9\tnothing", "H-0\t-0.3\ta house", "H-1\t-0.2\ta dog", "H-1\t-0.8\tnothing"])
     reference = write(tmp_path / "ref.en", ["a house", "a dog"])
-    err = expect_error(bleu.main, ["--generate-output", generated, "--reference", reference,
-                                   "--target-lang", "en"], capsys)
+    option = "--generate-output" if main is bleu.main else "--generated"
+    err = expect_error(main, [option, generated, "--reference", reference,
+                              "--target-lang", "en"], capsys)
     assert f"{generated} line 2: sentence 0's hypothesis scores -0.3, above the one before" in err

@@ -1,6 +1,7 @@
 """Detokenization by target language: Chinese and Japanese as a reader writes them, no space
-between CJK characters or next to CJK punctuation; other languages as Moses writes them; the
-same function behind xlpe-bleu, xlpe-translate and fairseq-interactive's --tokenizer xlpe."""
+between CJK characters or next to CJK punctuation; guillemets as each language writes them;
+other languages as Moses writes them; the same function behind xlpe-bleu, xlpe-translate and
+fairseq-interactive's --tokenizer xlpe."""
 from argparse import Namespace
 from pathlib import Path
 
@@ -8,6 +9,7 @@ import pytest
 
 from xlpe_fairseq.evaluation import bleu, translate
 from xlpe_fairseq.evaluation.detokenize import detokenize, detokenize_line
+from xlpe_fairseq.preprocessing.tokenize import tokenize_line
 
 
 @pytest.mark.parametrize("language, tokenized, expected", [
@@ -25,6 +27,52 @@ from xlpe_fairseq.evaluation.detokenize import detokenize, detokenize_line
 def test_detokenized_as_written(language, tokenized, expected):
     assert detokenize_line(tokenized, language) == expected
     assert detokenize([tokenized], language) == [expected]
+
+
+# raw target lines of software strings, as the language writes its quotes and marks
+WRITTEN = [
+    ("ru", "Файл «%s» не найден."),
+    ("ru", "Нажмите «OK»."),
+    ("ru", "Стиль «Обычный» (по умолчанию) — «%1», «%2» и «%3»?"),
+    ("ru", "Введите „%s“ и нажмите «Сохранить»: № 5."),
+    ("ru", "«Документ «%s» не сохранён»"),
+    ("uk", "Файл «%s» не знайдено."),
+    ("be", "Націсніце «Захаваць»."),
+    ("es", "Pulse «Aceptar»."),
+    ("de", "Klicken Sie auf »OK«, dann auf „Speichern“."),
+    ("de-CH", "Klicken Sie auf «OK»."),
+    ("fr", "Cliquez sur « OK » : le fichier « %s » est introuvable !"),
+]
+
+
+@pytest.mark.parametrize("language, written", WRITTEN,
+                         ids=[f"{language}-{k}" for k, (language, _) in enumerate(WRITTEN)])
+def test_a_tokenized_target_comes_back_as_written(language, written):
+    """xlpe-tokenize then the detokenizer: the line as the language writes it; Moses alone
+    left a space inside guillemets (``Файл « %s » не найден.``)."""
+    tokenized = tokenize_line(written, language)
+    assert detokenize_line(tokenized, language) == written, tokenized
+
+
+@pytest.mark.parametrize("language, tokenized, expected", [
+    ("ru", "Файл %s » не найден", "Файл %s » не найден"),
+    ("de", "Datei « %s » fehlt", "Datei « %s » fehlt"),
+    ("sv", "Klicka på » OK » .", "Klicka på » OK »."),
+])
+def test_guillemets_without_their_partner_keep_their_spaces(language, tokenized, expected):
+    """A mark without its partner (a truncated hypothesis, Swiss quotes under plain de) or of
+    a language writing one mark at both ends is left as Moses writes it, not joined to a
+    neighbour it does not quote."""
+    assert detokenize_line(tokenized, language) == expected
+
+
+def test_round_tripped_references_score_100_against_themselves_under_13a():
+    """13a splits ASCII punctuation only: a guillemet left apart by the detokenizer made the
+    reference's ``«%s»`` a word no hypothesis had, so a perfect translation scored below 100
+    (34.57 on ``Файл «%s» не найден.`` alone)."""
+    references = [written for language, written in WRITTEN if language == "ru"]
+    hypotheses = detokenize([tokenize_line(line, "ru") for line in references], "ru")
+    assert bleu.score(hypotheses, references, "13a")["bleu"] == 100, hypotheses
 
 
 def test_every_command_detokenizes_with_the_same_function():

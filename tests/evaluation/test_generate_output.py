@@ -14,14 +14,16 @@ from xlpe_fairseq.evaluation.generate_output import (
 REFERENCES = ["the cat sat on the mat .", "a dog barked loudly today ."]
 
 
-def fairseq_generate_output(hypotheses, order=None):
+def fairseq_generate_output(hypotheses, order=None, targets=None):
     """What fairseq-generate prints: each sentence's S-, T-, H-, D-, P- and A- lines together,
-    sentences in batch order, a score line at the end."""
+    sentences in batch order, a score line at the end. The T- lines hold ``targets``, or
+    ``reference K``."""
     lines = []
     for k in order or range(len(hypotheses)):
         text = hypotheses[k]
+        target = targets[k] if targets else f"reference {k}"
         scores = " ".join("-0.1" for _ in text.split())
-        lines += [f"S-{k}\tsource {k}", f"T-{k}\treference {k}", f"H-{k}\t-0.1\t{text}",
+        lines += [f"S-{k}\tsource {k}", f"T-{k}\t{target}", f"H-{k}\t-0.1\t{text}",
                   f"D-{k}\t-0.1\t{text}", f"P-{k}\t{scores}", f"A-{k}\t0-0 1-1"]
     lines.append("Generate test with beam=5: BLEU4 = 100.00, 100.0/100.0/100.0/100.0")
     return "".join(line + "\n" for line in lines)
@@ -108,7 +110,8 @@ def test_xlpe_bleu_refuses_joined_outputs(joined, capsys):
 def test_xlpe_compare_refuses_joined_outputs(joined, capsys, tmp_path):
     path, reference = joined
     single = tmp_path / "single.out"
-    single.write_text(fairseq_generate_output(REFERENCES))
+    # its T- lines hold the reference: xlpe-compare checks them before reading the next output
+    single.write_text(fairseq_generate_output(REFERENCES, targets=REFERENCES))
     err = run_failing(compare.main, [
         "--generated", f"a={single}", "--generated", f"b={path}", "--reference", str(reference),
         "--target-lang", "en", "--output-dir", str(tmp_path / "cmp")], capsys)

@@ -8,8 +8,9 @@ bootstrap resampling (Koehn 2004): the same resampled test sets score both syste
 two-sided p-value is how often the resampled difference has the sign opposite to (or equal to)
 the observed one, doubled; a system compared with itself gets p = 1. (sacreBLEU's own
 ``--paired-bs`` gives a system against itself p ≈ 0 by design, which reads wrongly in a table.)
-Parameter counts come from the checkpoints. The table is printed as Markdown and written
-atomically as Markdown and JSON.
+Where an output has ``T-`` lines, the reference must be the one they hold, as for
+``xlpe-bleu`` (``reference_check``). Parameter counts come from the checkpoints. The table is
+printed as Markdown and written atomically as Markdown and JSON.
 """
 import argparse
 import json
@@ -39,10 +40,11 @@ from ..io import (
     run_command,
     shell_words,
 )
+from ..user_dir import PLUGIN_DIR
 from .bleu import add_tokenize_argument, bleu_tokenizer, detokenize, metrics, score
-from .generate_output import IncompleteGenerationError, read_hypotheses
+from .generate_output import IncompleteGenerationError, read_generate_output
+from .reference_check import check_reference
 
-USER_DIR = str(Path(__file__).resolve().parents[1])
 # state-dict entries that are buffers, not parameters: fairseq's encoder/decoder ``version``
 # and the placeholder tensor of older sinusoidal position embeddings
 NON_PARAMETER_NAMES = ("version", "_float_tensor")
@@ -88,7 +90,7 @@ def generate(checkpoint, data_bin, split, output, extra_args, environment=None):
     """Translate ``split`` with fairseq-generate (``environment`` added to this process's); its
     stdout goes to ``output`` (atomically)."""
     command = [
-        sys.executable, "-m", "fairseq_cli.generate", str(data_bin), "--user-dir", USER_DIR,
+        sys.executable, "-m", "fairseq_cli.generate", str(data_bin), "--user-dir", PLUGIN_DIR,
         "--task", "translation_reorder", "--path", str(checkpoint), "--gen-subset", split,
         # without it fairseq-generate silently drops the last sentences
         "--required-batch-size-multiple", "1", "--remove-bpe", "--num-workers", "0",
@@ -241,7 +243,9 @@ def build_parser():
                         metavar="NAME=CKPT", help="checkpoint of a --generated system, for its "
                         "parameter count")
     parser.add_argument("--reference", required=True,
-                        help="reference text of the test set, one sentence per line")
+                        help="reference text of the test set, one sentence per line: raw, or "
+                        "tokenized with --tokenized-reference; checked against each output's T- "
+                        "lines where it has them")
     parser.add_argument("--target-lang", required=True, type=language_code,
                         help="language code for detokenization and sacreBLEU's tokenizer")
     parser.add_argument("--tokenized-reference", action="store_true",
@@ -292,6 +296,7 @@ def _compare_systems(args):
         check_dictionaries(args.data_bin)
         if any(kind == "checkpoint" for kind, _, _ in args.systems):
             check_split(args.data_bin, args.gen_subset)
+    raw_references = references
     if args.tokenized_reference:
         references = detokenize(references, args.target_lang)
     systems, checkpoints = {}, dict(args.params)
@@ -303,10 +308,11 @@ def _compare_systems(args):
             path = output
         require_files([path])
         try:
-            hypotheses = read_hypotheses(path, len(references), args.reference)
+            generated = read_generate_output(path, len(references), args.reference)
         except IncompleteGenerationError as err:
             raise InputError(str(err)) from err
-        systems[name] = detokenize(hypotheses, args.target_lang)
+        check_reference(raw_references, generated.targets, args.reference, path)
+        systems[name] = detokenize(generated.hypotheses, args.target_lang)
     result = compare(systems, references, args.baseline or next(iter(systems)),
                      args.bootstrap_samples, args.seed, tokenize)
     for row in result["systems"]:

@@ -9,6 +9,23 @@ that follows a CJK character (``ファイル(&F)``, as the message catalogs writ
 between CJK and Latin words stay as Moses leaves them (``%s が見つかりません``: the catalogs put
 a space around a placeholder four times in five). Placeholders, URLs and paths come back as
 written: tokenization kept each one token (``preprocessing.placeholders``).
+
+Guillemets are quotes Moses does not know: it leaves a space on each side, so ``Файл «%s»
+не найден.`` came back ``Файл « %s » не найден.``, and sacreBLEU's 13a, which splits ASCII
+punctuation only, scored the reference's ``«%s»`` as one word the hypothesis never had. Most
+languages that use them write them against what they quote, which way round by the language:
+``«text»`` (Russian, Ukrainian, Belarusian, Bulgarian, Spanish, Italian, Portuguese, Greek,
+Norwegian...), ``»text«`` (German, Danish, Czech, Slovak, Slovene, Croatian), ``«text»`` again
+in Swiss German (``de-CH``). ``join_guillemets`` removes the space inside them for the
+languages of ``GUILLEMETS``, looked up by the whole code, then by its language. The rule is
+the language's, not learned from the target side: the detokenizer sees one line and a
+language code (fairseq's ``--tokenizer xlpe`` has nothing else), typography fixes it per
+language, and knowing which mark opens keeps nested quotes (``«Файл «%s» не найден»``)
+right, which pairing marks in order would not. A mark without its partner (a truncated
+hypothesis, or Swiss quotes under plain ``de``) keeps Moses's spaces. Languages not listed keep
+Moses's spaces: French writes ``« texte »`` (as Moses leaves it), Swedish and Finnish
+``»text»`` (one mark for both ends), and the single ``‹ ›`` also separate menu paths
+(``Файл › Открыть``).
 """
 import functools
 import re
@@ -39,6 +56,15 @@ _SPACES_TO_JOIN = re.compile(
 # languages written without spaces between words, whose segmented words are joined again
 JOINED_LANGUAGES = ("zh", "ja")
 
+# (opening, closing) guillemet of the languages that write them without a space inside
+_INWARD, _OUTWARD = ("«", "»"), ("»", "«")
+GUILLEMETS = {
+    **dict.fromkeys(("ru", "uk", "be", "bg", "kk", "ky", "tg", "uz", "tt", "ba", "mn", "es",
+                     "ca", "gl", "eu", "it", "pt", "el", "no", "nb", "nn", "lv", "et", "ro",
+                     "sq", "hy", "az", "de-ch", "de-li"), _INWARD),
+    **dict.fromkeys(("de", "da", "cs", "sk", "sl", "hr"), _OUTWARD),
+}
+
 
 def base_language(code):
     """The language of a code such as ``zh``, ``zh-CN`` or ``ja_JP``: ``zh``, ``ja``."""
@@ -48,6 +74,29 @@ def base_language(code):
 def join_cjk(line):
     """``line`` without spaces next to CJK punctuation or between CJK characters."""
     return _SPACES_TO_JOIN.sub("", line)
+
+
+def guillemets(language):
+    """The (opening, closing) guillemet of ``language`` (``GUILLEMETS``), or None where it
+    writes them otherwise or not at all."""
+    code = language.lower().replace("_", "-")
+    return GUILLEMETS.get(code) or GUILLEMETS.get(base_language(code))
+
+
+def join_guillemets(line, marks):
+    """``line`` without the spaces inside each pair of the (opening, closing) guillemets
+    ``marks`` (``guillemets``), pairs matched as nested; a mark without its partner keeps
+    its spaces."""
+    opening, closing = marks
+    unclosed, inside = [], set()
+    for position, character in enumerate(line):
+        if character == opening:
+            unclosed.append(position)
+        elif character == closing and unclosed:
+            start = unclosed.pop()
+            # Moses leaves one space on each side of a mark it does not know
+            inside.update(space for space in (start + 1, position - 1) if line[space] == " ")
+    return "".join(c for position, c in enumerate(line) if position not in inside)
 
 
 @functools.cache
@@ -63,7 +112,10 @@ def detokenize_line(line, language):
     """One tokenized line as ``language`` is written. Tokens are not unescaped: the tokenizer
     writes no XML escapes, so an ``&amp;`` in a translation is one the text had."""
     text = _moses_detokenizer(language).detokenize(line.split(), unescape=False)
-    return join_cjk(text) if base_language(language) in JOINED_LANGUAGES else text
+    if base_language(language) in JOINED_LANGUAGES:
+        return join_cjk(text)
+    marks = guillemets(language)
+    return join_guillemets(text, marks) if marks else text
 
 
 def detokenize(lines, language):
