@@ -16,7 +16,6 @@ import pytest
 
 from recipes.test_shell_entry_points import prepared, stubs
 from xlpe_fairseq.workflow.evaluate import unfinished_training
-from xlpe_fairseq.workflow.train import duration
 
 ROOT = Path(__file__).resolve().parents[2]
 TRAIN = ROOT / "examples" / "train.sh"
@@ -159,7 +158,3 @@ def test_the_dry_run_logs_every_checkpoint_interval_under_100(tmp_path):
     assert command[command.index("--log-interval") + 1] == "100", "fairseq's default"
     assert "--log-interval" not in result.stderr
 
-
-@pytest.mark.parametrize("seconds, words", [(40, "40 s"), (720, "12 min"), (11100, "3 h 05 min")])
-def test_time_left_in_words(seconds, words):
-    assert duration(seconds) == words
