@@ -7,7 +7,8 @@ import pytest
 
 from xlpe_fairseq.evaluation.translate import build_parser, read_recipe_env, resolve_arguments
 from xlpe_fairseq.io import InputError
-from xlpe_fairseq.io.provenance import file_digest, write_record
+from xlpe_fairseq.io.digests import file_digest
+from xlpe_fairseq.io.provenance import write_record
 
 
 def corpus(tmp_path, preorderer=True):

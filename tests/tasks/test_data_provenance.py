@@ -14,7 +14,7 @@ from test_cli_end_to_end import (
     run,
     training_args,
 )
-from xlpe_fairseq.io.provenance import CHECKPOINT_KEY, data_fingerprint
+from xlpe_fairseq.io.digests import CHECKPOINT_KEY, data_fingerprint
 
 
 def train(data_bin, save_dir, max_update, family="reorder-emb", *extra, expect_failure=False):

@@ -145,7 +145,7 @@ def test_a_folder_name_fairseq_cannot_take_is_refused_before_any_work(tmp_path, 
 
 READ_ONLY_RUN = """
 import os, sys
-from xlpe_fairseq.workflow import evaluate
+from xlpe_fairseq.workflow import {command}
 
 out = os.path.realpath(sys.argv[1])
 access = os.access
@@ -153,15 +153,21 @@ access = os.access
 os.access = lambda path, mode, **kw: (False if mode & os.W_OK and
                                       os.path.realpath(path).startswith(out)
                                       else access(path, mode, **kw))
-sys.exit(evaluate.main(["--prog", "evaluate.sh", *sys.argv[1:]]))
+sys.exit({command}.main(["--prog", "{prog}", *sys.argv[2:]]))
 """
+
+
+def read_only_run(command, prog, folder, *args):
+    """Run ``xlpe_fairseq.workflow.COMMAND`` as PROG with ``args``, ``folder`` read-only to it."""
+    return [sys.executable, "-c", READ_ONLY_RUN.format(command=command, prog=prog), str(folder),
+            *map(str, args)]
 
 
 def test_a_read_only_corpus_is_read_without_a_lock(tmp_path):
     env = stubs(tmp_path)
     out, folder = prepared(tmp_path / "out"), checkpoint_folder(tmp_path / "ck")
-    result = subprocess.run([sys.executable, "-c", READ_ONLY_RUN, str(out), str(folder),
-                             "--average", "0"], capture_output=True, text=True,
+    result = subprocess.run(read_only_run("evaluate", "evaluate.sh", out, out, folder,
+                                          "--average", "0"), capture_output=True, text=True,
                             env={**os.environ, **env})
     assert result.returncode == 0, result.stderr
     assert not (out / ".xlpe-lock").exists(), "nothing is written into a read-only corpus"

@@ -1,7 +1,8 @@
 """xlpe-train through examples/train.sh: fairseq-train runs in its own process group and ends
 with the command, no folder name reaches a shell, a name fairseq cannot take is refused in one
-line, a linked data-bin is resolved, the progress is shown while training, and an interrupted
-training leaves a folder that xlpe-evaluate calls unfinished. fairseq-train is a stub here:
+line, a linked data-bin is resolved, the progress is shown while training, an interrupted
+training leaves a folder that xlpe-evaluate calls unfinished, and a read-only corpus is read
+without a lock. fairseq-train is a stub here:
 what it is given and how it is run is the subject, not training."""
 import json
 import os
@@ -15,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from recipes.test_shell_entry_points import prepared, stubs
+from workflow.test_evaluate import read_only_run
 from xlpe_fairseq.workflow.evaluate import unfinished_training
-from xlpe_fairseq.workflow.train import duration
 
 ROOT = Path(__file__).resolve().parents[2]
 TRAIN = ROOT / "examples" / "train.sh"
@@ -160,6 +161,13 @@ def test_the_dry_run_logs_every_checkpoint_interval_under_100(tmp_path):
     assert "--log-interval" not in result.stderr
 
 
-@pytest.mark.parametrize("seconds, words", [(40, "40 s"), (720, "12 min"), (11100, "3 h 05 min")])
-def test_time_left_in_words(seconds, words):
-    assert duration(seconds) == words
+def test_a_read_only_corpus_is_trained_on_without_a_lock(tmp_path):
+    out, env = prepared(tmp_path / "out"), stubs(tmp_path)
+    save_dir = tmp_path / "ck"
+    result = subprocess.run(read_only_run("train", "train.sh", out, "transformer", out, save_dir,
+                                          "--max-update", "30"), capture_output=True, text=True,
+                            env={**os.environ, **env})
+    assert result.returncode == 0, result.stderr
+    assert not (out / ".xlpe-lock").exists(), "nothing is written into a read-only corpus"
+    assert (tmp_path / "calls").read_text().startswith(f"fairseq-train {out}/data-bin/text ")
+    assert (save_dir / ".xlpe-lock").exists() and (save_dir / "schedule.env").exists()

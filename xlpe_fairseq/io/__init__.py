@@ -10,6 +10,11 @@
   ``Terminated``;
 - ``locks``: folder locks, one run writing a folder or many reading it, a refusal naming the
   runs that hold it (``io.locks.claim_folder``);
+- ``work_folders``: a folder no run may mean to write into (``/``, a system folder, a file)
+  refused before anything is written;
+- ``provenance``: the records of the chain raw text, OUT, checkpoints, scores, the checks of
+  each link against them, and ``xlpe-provenance``; ``digests``: the sha256 of files and
+  data-bins, and the data fingerprint a checkpoint carries;
 - ``options``: the ranges of numeric options (argparse types, checks of fairseq options) and
   the ``--workers``/``--chunk-size`` options.
 

@@ -12,7 +12,7 @@ import time
 
 from .errors import InputError
 from .outputs import _running
-from .provenance import check_work_folder
+from .work_folders import check_work_folder
 
 LOCK_NAME = ".xlpe-lock"
 

@@ -20,8 +20,9 @@ works:
   average: the averaged file), the data-bin, the reference, the options, and the digest of
   each output (generate output, hypotheses, scores).
 
-The same module checks the folders a run writes into (``check_work_folder``): an empty name,
-``/``, a system folder or an existing file is refused before anything is written.
+The digests and fingerprints are computed by ``io.digests``; the folders a run writes into
+are checked by ``io.work_folders`` (``xlpe-provenance folder`` runs that check for the shell
+scripts).
 
     xlpe-provenance folder --what OUT PATH
     xlpe-provenance corpus OUT --raw RAW --src SRC --tgt TGT [--setting K=V ...] -- COMMAND...
@@ -33,28 +34,28 @@ The same module checks the folders a run writes into (``check_work_folder``): an
 """
 import argparse
 import datetime
-import hashlib
 import json
 import os
 import sys
 
 from ..help_format import HelpFormatter
 from .command import run_command
+from .digests import (
+    CHECKPOINT_KEY,
+    data_bin_digests,
+    data_fingerprint,
+    describe_mismatch,
+    file_digest,
+    fingerprint_mismatch,
+    fingerprint_of,
+)
 from .errors import InputError
 from .lines import check_utf8
 from .outputs import atomic_output
+from .work_folders import check_work_folder
 
 RECORD = "provenance.json"
 FORMAT = 1
-# the key of a checkpoint's task state that holds the data fingerprint
-CHECKPOINT_KEY = "xlpe_data_fingerprint"
-# top-level folders of the system: no run writes into them or below them
-SYSTEM_FOLDERS = ("/bin", "/boot", "/dev", "/etc", "/lib", "/lib32", "/lib64", "/libx32",
-                  "/proc", "/run", "/sbin", "/sys", "/usr", "/var")
-# below these a user's folder can live (e.g. /var/tmp, /usr/local/src)
-USER_FOLDERS_BELOW = ("/var/tmp", "/var/lib", "/usr/local", "/run/user")
-
-
 # in OUT/data-bin/xlpe when xlpe-prepare ran without the preorderer (--models without XL PE)
 NO_PREORDERER = "no-preorderer.txt"
 
@@ -68,115 +69,6 @@ def without_preorderer(data_bin, split):
             f"XL PE model), so XL PE has no {split} positions there: rerun "
             "xlpe-prepare into the same OUT without --models (or with an XL PE "
             "model among them) to train it")
-
-def file_digest(path):
-    """The sha256 of ``path``'s content (a link is followed), read in 1 MiB blocks."""
-    digest = hashlib.sha256()
-    try:
-        with open(path, "rb") as stream:
-            for block in iter(lambda: stream.read(1 << 20), b""):
-                digest.update(block)
-    except OSError as err:
-        raise InputError(f"{path}: cannot read it ({err.strerror})") from None
-    return digest.hexdigest()
-
-
-def combined_digest(digests):
-    """One digest of a ``{name: sha256}`` mapping, independent of its order."""
-    text = "".join(f"{name} {digests[name]}\n" for name in sorted(digests))
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-def data_bin_files(data_bin):
-    """The files of a data-bin fairseq reads: dictionaries and binarized splits."""
-    if not os.path.isdir(data_bin):
-        raise InputError(f"{data_bin}: no such data-bin folder")
-    return sorted(name for name in os.listdir(data_bin)
-                  if (name.startswith("dict.") and name.endswith(".txt"))
-                  or name.endswith((".bin", ".idx")))
-
-
-def data_bin_digests(data_bin):
-    """``{file name: sha256}`` of every file of ``data_bin`` (see ``data_bin_files``)."""
-    return {name: file_digest(os.path.join(data_bin, name)) for name in data_bin_files(data_bin)}
-
-
-def fingerprint_of(data_bin, digests, train_subset="train"):
-    """What a model learns from, as a checkpoint records it, from ``digests`` (``{file name:
-    sha256}`` of each data-bin fairseq reads, in its order): the first's dictionaries (the
-    token ids) and one digest of the training split's files over all of them (``None`` where
-    none has one, e.g. a folder for decoding)."""
-    dictionaries = {name: digest for name, digest in digests[0].items()
-                    if name.startswith("dict.")}
-    train = {f"{number}/{name}": digest for number, files in enumerate(digests)
-             for name, digest in files.items() if name.startswith(f"{train_subset}.")}
-    return {"data_bin": os.path.abspath(data_bin), "dictionaries": dictionaries,
-            "train": combined_digest(train) if train else None}
-
-
-def data_fingerprint(data_paths, train_subset="train", train=True):
-    """``fingerprint_of`` the data-bins ``data_paths`` as their files are now; without
-    ``train``, the dictionaries only (the training split is not read)."""
-    def wanted(number, name):
-        return ((number == 0 and name.startswith("dict."))
-                or (train and name.startswith(f"{train_subset}.")))
-
-    digests = [{name: file_digest(os.path.join(data_bin, name))
-                for name in data_bin_files(data_bin) if wanted(number, name)}
-               for number, data_bin in enumerate(data_paths)]
-    return fingerprint_of(data_paths[0], digests, train_subset)
-
-
-def fingerprint_mismatch(recorded, current):
-    """What differs between a checkpoint's fingerprint and the data-bin's now, in words
-    (``None`` if nothing): ``("dictionaries", names)`` or ``("train", None)``."""
-    changed = sorted(name for name in recorded.get("dictionaries", {})
-                     if current["dictionaries"].get(name) != recorded["dictionaries"][name])
-    if changed:
-        return "dictionaries", changed
-    if recorded.get("train") and current.get("train") and recorded["train"] != current["train"]:
-        return "train", None
-    return None
-
-
-def describe_mismatch(recorded, current, what):
-    """One sentence: ``what`` (e.g. "the checkpoint") was trained on another data-bin."""
-    kind, names = fingerprint_mismatch(recorded, current)
-    then, now = recorded.get("data_bin", "another data-bin"), current["data_bin"]
-    if kind == "dictionaries":
-        differs = f"its {', '.join(names)} differ{'s' if len(names) == 1 else ''}"
-    else:
-        differs = "its training split differs"
-    where = f"{then} as it was then" if os.path.abspath(then) == now else then
-    return f"{what} was trained on {where}, not on {now}: {differs}"
-
-
-def check_work_folder(path, what, writable=True):
-    """Refuse, before anything is written, a folder a run would write into that cannot be
-    meant: an empty name, ``/``, a system folder or a folder below one, an existing file, and
-    (``writable``) one that cannot be written. A folder only read (a corpus, which may be
-    read-only) need not be writable. Returns the folder's absolute path."""
-    if not path:
-        raise InputError(f"'': an empty name, expected a folder for {what} (an unset variable?)")
-    real = os.path.realpath(path)
-    if real == "/":
-        raise InputError(f"{path}: is the root folder /, expected a folder of your own for {what}")
-    for system in SYSTEM_FOLDERS:
-        below = real.startswith(system + "/") and not any(
-            real == user or real.startswith(user + "/") for user in USER_FOLDERS_BELOW)
-        if real == system or below:
-            raise InputError(f"{path}: {'is' if real == system else 'is below'} the system "
-                             f"folder {system}, expected a folder of your own for {what}")
-    if os.path.exists(real) and not os.path.isdir(real):
-        raise InputError(f"{path}: is a file, expected a folder for {what}")
-    parent = real
-    while not os.path.exists(parent):
-        parent = os.path.dirname(parent)
-    if not writable:
-        return real
-    if not os.path.isdir(parent) or not os.access(parent, os.W_OK | os.X_OK):
-        raise InputError(f"{path}: cannot be written ({parent} is not a writable folder)")
-    return real
 
 
 def read_record(path, kind=None):

@@ -3,7 +3,7 @@
 fairseq saves ``task.state_dict()`` into every checkpoint (``task_state``) and hands it back
 to ``task.load_state_dict`` when fairseq-generate, fairseq-interactive or the hub interface
 load a model, before the weights. ``DataProvenance`` puts the fingerprint of the data-bin
-(``io.provenance.data_fingerprint``: its dictionaries and its training split) there, and:
+(``io.digests.data_fingerprint``: its dictionaries and its training split) there, and:
 
 - refuses a checkpoint on a data-bin with other dictionaries, in one line instead of
   fairseq's size-mismatch traceback or, where the sizes agree, translations of other token
@@ -18,7 +18,7 @@ load a model, before the weights. ``DataProvenance`` puts the fingerprint of the
 import os
 
 from ..io import InputError
-from ..io.provenance import (
+from ..io.digests import (
     CHECKPOINT_KEY,
     data_fingerprint,
     describe_mismatch,

@@ -4,7 +4,9 @@ shell scripts run them, built on ``xlpe_fairseq.io`` (errors, outputs, provenanc
 - ``evaluate``: ``xlpe-evaluate`` (examples/evaluate.sh): a trained model scored the way its
   paper did;
 - ``train``: ``xlpe-train`` (examples/train.sh, examples/train-*.sh): one model trained on a
-  prepared corpus with its paper's schedule;
+  prepared corpus with its paper's schedule; ``dataset_recipes``: the presets of the
+  examples/train-*.sh scripts; ``sbatch_script``: its ``--sbatch`` script for SLURM;
+  ``training_progress``: its progress line;
 - ``schedules``: the models and schedules training and evaluation share;
 - ``processes``: the commands they run, each in its own process group, ended with them.
 """

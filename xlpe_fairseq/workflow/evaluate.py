@@ -55,13 +55,8 @@ import sys
 from ..io import InputError, run_command
 from ..io.locks import FolderInUse, claim_folder
 from ..io.outputs import atomic_output
-from ..io.provenance import (
-    RECORD,
-    check_work_folder,
-    read_record,
-    verify_corpus,
-    without_preorderer,
-)
+from ..io.provenance import RECORD, read_record, verify_corpus, without_preorderer
+from ..io.work_folders import check_work_folder
 from ..user_dir import PLUGIN_DIR
 from .processes import run_child, run_step
 from .script_options import (

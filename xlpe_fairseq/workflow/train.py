@@ -53,7 +53,9 @@ from ..io.locks import FolderInUse, claim_folder
 from ..io.outputs import atomic_output
 from ..io.provenance import verify_corpus
 from ..user_dir import PLUGIN_DIR
+from .dataset_recipes import RECIPES, corpus_of_recipe
 from .processes import end_process_group, run_step, start_child
+from .sbatch_script import sbatch_script
 from .script_options import (
     Refused,
     ScriptHelpFormatter,
@@ -72,6 +74,7 @@ from .schedules import (
     model_flags,
     schedule as schedule_values,
 )
+from .training_progress import Progress
 
 OPTIONS_HELP = """\
 Options:
@@ -121,54 +124,6 @@ under its own; after training, SAVE_DIR/provenance.json records model, size, sch
 (docs/input-rules.md, "Provenance").
 """
 
-# The dataset scripts, examples/train-NAME.sh: the dataset's name in the checkpoint folder,
-# their operands (PAIR: SRC-TGT; else the pair is the recipe's), the sizes they offer (first
-# the default) and the embeddings they share (all with the recipe's joined dictionary, else
-# the decoder's input and output).
-RECIPES = {
-    "iwslt14": SimpleNamespace(
-        dataset="iwslt14-{pair}", operands="PAIR DATA", pair=None,
-        sizes=("small",), share="decoder",
-        usage="PAIR DATA --model M [options]",
-        description="Train on IWSLT'14 prepared by data_prep/prepare-iwslt14.sh, with the DPE "
-        "paper's IWSLT setup for every model (size small, schedule dpe-iwslt: 15k updates, the "
-        "last 5 checkpoints averaged; DPE's order-loss weight lambda 0.3); fairseq's IWSLT'14 "
-        "setup: separate dictionaries, tied decoder input/output embeddings.\n\n"
-        "e.g. examples/train-iwslt14.sh en-de data/iwslt14-en-de --model dpe\n"
-        "then xlpe-evaluate data/iwslt14-en-de checkpoints/iwslt14-en-de/dpe-small"),
-    "wmt14-en-de": SimpleNamespace(
-        dataset="wmt14-en-de", operands="DATA", pair="en-de",
-        sizes=("base", "big"), share="all",
-        usage="DATA --model M [--size base|big] [options]",
-        description="Train on WMT'14 En-De prepared by data_prep/prepare-wmt14-en-de.sh: "
-        "Transformer base (DPE, Reordering Embeddings) or big (XL PE, Reordering Embeddings) "
-        "on the same data-bin (one joined dictionary), each model on its paper's schedule "
-        "(--schedule).\n\n"
-        "e.g. examples/train-wmt14-en-de.sh data/wmt14-en-de --model xlpe --size big --gpus 8 "
-        "--fp16"),
-    "wmt17-zh-en": SimpleNamespace(
-        dataset="wmt17-{pair}", operands="PAIR DATA", pair=None,
-        sizes=("big", "base"), share="decoder",
-        usage="{zh-en|en-zh} DATA --model M [options]",
-        description="Train on WMT'17 Zh-En or En-Zh prepared by data_prep/prepare-wmt17-zh-en.sh "
-        "(XL PE's Transformer big by default; base also offered; separate Chinese and English "
-        "dictionaries)."),
-    "aspec-ja-en": SimpleNamespace(
-        dataset="aspec-ja-en", operands="DATA", pair="ja-en",
-        sizes=("big", "base"), share="decoder",
-        usage="DATA --model M [options]",
-        description="Train on WAT'17 ASPEC Ja-En prepared by data_prep/prepare-aspec-ja-en.sh "
-        "(XL PE: big; Reordering Embeddings: base and big, Table 3), each on its paper's "
-        "schedule; separate Japanese and English dictionaries."),
-    "libreoffice": SimpleNamespace(
-        dataset="libreoffice-{pair}", operands="PAIR DATA", pair=None,
-        sizes=("small",), share="all",
-        usage="PAIR DATA --model M [options]",
-        description="Train on a LibreOffice help corpus of data_prep/prepare-libreoffice.sh "
-        "(~34k pairs for en-de, ~18k for en-tr; IWSLT-sized or smaller: the DPE paper's IWSLT "
-        "setup, size small; the recipe builds one joined dictionary).\n\n"
-        "e.g. examples/train-libreoffice.sh en-tr data/libreoffice-en-tr --model xlpe"),
-}
 TRAIN_USAGE = "MODEL DATA_DIR CHECKPOINT_DIR [--size small|base|big] [options]"
 SHARE_FLAGS = {"all": "--share-all-embeddings", "decoder": "--share-decoder-input-output-embed"}
 VALUE_OPTIONS = ("--model", "--size", "--schedule", "--gpus", "--nodes", "--update-freq",
@@ -297,24 +252,6 @@ def same_content(first, second):
             return one.read() == other.read()
     except OSError:
         return False
-
-
-def corpus_of_recipe(prog, recipe, argv):
-    """examples/train-NAME.sh [PAIR] DATA: the corpus of a dataset script; returns (corpus,
-    the options for ``train``)."""
-    count = len(recipe.operands.split())
-    if len(argv) < count:
-        raise Refused(f"usage: {prog} {recipe.usage}", 2)
-    if "" in argv[:count]:
-        raise Refused(f"{os.path.basename(prog)}: '' is not a "
-                      f"{recipe.operands.split()[argv.index('')]}: an empty operand (an unset "
-                      "variable?)", 2)
-    pair, data = (recipe.pair, argv[0]) if count == 1 else argv[:2]
-    corpus = SimpleNamespace(data=data, data_bin=os.path.join(data, "data-bin"),
-                             dataset=recipe.dataset.format(pair=pair),
-                             src=pair.rpartition("-")[0], tgt=pair.partition("-")[2],
-                             sizes=recipe.sizes, share=recipe.share, pass_unknown=False)
-    return corpus, argv[count:]
 
 
 def train(argv, prog, recipe_name):
@@ -549,43 +486,6 @@ def run_fairseq_train(command, log, max_update, name):
         raise
 
 
-class Progress:
-    """The update fairseq's log lines say it reached, the rate since the first of them, and
-    the time left at that rate, on stderr."""
-
-    def __init__(self, max_update, name):
-        self.max_update, self.name = max_update, name
-        self.first = None
-        self.last_update = None
-
-    def read(self, line):
-        found = re.search(r"\bnum_updates[ =]([0-9]+)", line)
-        if not found or int(found.group(1)) == self.last_update:
-            return
-        update, now = int(found.group(1)), time.monotonic()
-        self.last_update = update
-        if self.first is None:
-            self.first = (update, now)
-            print(f"{self.name}: update {update}/{self.max_update}", file=sys.stderr)
-            return
-        first_update, start = self.first
-        rate = (update - first_update) / max(now - start, 1e-9)
-        left = max(self.max_update - update, 0) / rate if rate > 0 else None
-        print(f"{self.name}: update {update}/{self.max_update}, {rate:.2f} updates/s"
-              + (f", about {duration(left)} left" if left is not None else ""),
-              file=sys.stderr)
-
-
-def duration(seconds):
-    """Seconds in words: 40 s, 12 min, 3 h 05 min."""
-    seconds = round(seconds)
-    if seconds < 60:
-        return f"{seconds} s"
-    if seconds < 3600:
-        return f"{round(seconds / 60)} min"
-    return f"{seconds // 3600} h {seconds % 3600 // 60:02d} min"
-
-
 def set_aside_run(save_dir, name):
     """--restart: SAVE_DIR's earlier run (checkpoints, records, outputs) moved into
     SAVE_DIR/replaced-TIME, nothing deleted, so that the new run starts afresh."""
@@ -598,45 +498,6 @@ def set_aside_run(save_dir, name):
     for entry in entries:
         os.rename(os.path.join(save_dir, entry), os.path.join(aside, entry))
     print(f"{name}: --restart: the earlier run in {save_dir} moved to {aside}", file=sys.stderr)
-
-
-def sbatch_script(run, nodes, tasks, cpu):
-    """An sbatch script that runs the training's command as ``nodes`` x ``tasks`` processes of
-    one training, with the records of a local run."""
-    launch = ["srun", "--kill-on-bad-exit=1"]
-    if cpu:
-        # fairseq's SLURM path makes SLURM_LOCALID the CUDA device and sets it even with
-        # --cpu, which fails on a CPU build: on the CPU every process is device 0
-        launch += ["bash", "-c", 'SLURM_LOCALID=0 exec "$@"', "fairseq-train"]
-    quote = shlex.quote
-    lines = [
-        "#!/bin/bash",
-        f"# {run.name}: {run.model}, size {run.size}, schedule {run.schedule}, on {nodes} "
-        f"node(s) x {tasks} process(es); submit with: sbatch [--partition P --time T ...] "
-        "THIS_SCRIPT",
-        f"#SBATCH --job-name=xlpe-{run.model}-{run.size}",
-        f"#SBATCH --nodes={nodes}",
-        f"#SBATCH --ntasks-per-node={tasks}",
-        *([] if cpu else [f"#SBATCH --gpus-per-node={tasks}"]),
-        # a preempted job starts again, and fairseq-train resumes from checkpoint_last.pt
-        "#SBATCH --requeue",
-        "#SBATCH --open-mode=append",
-        "set -euo pipefail",
-        f"cd {quote(os.getcwd())}",
-        "export TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD=1",
-        f"mkdir -p -- {quote(run.save_dir)}",
-        f"printf 'SCHEDULE=%s\\nTRAINED_MODEL=%s\\n' {quote(run.schedule)} {quote(run.model)} "
-        f">{quote(os.path.join(run.save_dir, 'schedule.env'))}",
-        "# fairseq's SLURM initialization (--distributed-port): rank SLURM_PROCID, device",
-        "# SLURM_LOCALID, rank 0's address the job's first node; a port of this job's",
-        "port=$((20000 + SLURM_JOB_ID % 20000))",
-        f"{shlex.join([*launch, *run.command])} --distributed-port \"$port\" 2>&1 | tee -a "
-        f"{quote(os.path.join(run.save_dir, 'train.log'))}",
-        shlex.join(["xlpe-provenance", "training", "--prog", run.name, run.save_dir,
-                    "--data-bin", run.data_bin, "--model", run.model, "--size", run.size,
-                    "--schedule", run.schedule, "--", *run.command]),
-    ]
-    return "\n".join(lines) + "\n"
 
 
 def main(argv=None):
