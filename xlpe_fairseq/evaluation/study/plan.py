@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 from ...io import InputError, atomic_output, count_lines
-from ..compare import USER_DIR
+from ...user_dir import PLUGIN_DIR
 from .profiles import PROFILES, learns_order, model_flags, profile_settings
 
 
@@ -179,7 +179,7 @@ class Study:
                              "--average-last averages")
         return [
             sys.executable, "-m", "fairseq_cli.train", str(self.data_bin(model)),
-            "--user-dir", USER_DIR, "--task", "translation_reorder",
+            "--user-dir", PLUGIN_DIR, "--task", "translation_reorder",
             "--source-lang", args.source_lang, "--target-lang", args.target_lang,
             *profile_settings(base, self.profile), *model_flags(base, self.profile)[0], *options,
             "--seed", str(seed), "--max-update", str(max_update or self.updates), *validate,
