@@ -358,8 +358,9 @@ def train_preorderers(steps, s, members, data, settings):
     """Each stale member (SAVE, SEED) trained, PREORDER_JOBS processes at a time. Threads of
     one process stall beside a busy process on the same cores; processes side by side do
     not. With more than one at a time each member's output goes to its log
-    (OUT/preorderer.seedK.log), shown when all have ended; a member that failed fails the
-    step once the others have ended."""
+    (OUT/preorderer.seedK.log), which ends with the member's wall time as a step's output
+    does and is shown when all have ended; a member that failed fails the step once the
+    others have ended."""
     stale = []
     for save, seed in members:
         if steps.fresh([save], [*data, settings]):
@@ -382,20 +383,23 @@ def train_preorderers(steps, s, members, data, settings):
     steps.say(f"== train {len(members)} preorderers, {jobs} side by side "
               f"({s['PREORDER_THREADS']} thread(s) each; logs: "
               f"{members[0][0][:-len('.seed1.pt')]}.seedK.log)")
-    children = []
+    children, running = [], []
     try:
         for save, seed in stale:
-            while sum(child.poll() is None for child, _, _ in children) >= jobs:
+            while len(running) >= jobs:
+                running = ended_members(running)
                 time.sleep(0.2)
-            name = f"train preorderer (seed {seed}, {title})"
+            name, start = f"train preorderer (seed {seed}, {title})", time.monotonic()
             with open(save[:-len(".pt")] + ".log", "w", encoding="utf-8") as log:
                 log.write(f"== {name}\n")
                 log.flush()
-                children.append((start_child(
-                    steps.logged(name, [*command, "--seed", str(seed), "--save", save]),
-                    stderr=log), save, seed))
-        for child, _, _ in children:
-            child.wait()
+                child = start_child(steps.logged(name, [*command, "--seed", str(seed),
+                                                        "--save", save]), stderr=log)
+            children.append((child, save, seed))
+            running.append((child, log.name, name, start))
+        while running:
+            running = ended_members(running)
+            time.sleep(0.2)
     except BaseException:
         for child, _, _ in children:
             if child.poll() is None:
@@ -414,6 +418,20 @@ def train_preorderers(steps, s, members, data, settings):
     if failed:
         steps.say(f"{steps.prog}: error: preorderer training failed: {'; '.join(failed)}")
         raise StepFailed(1)
+
+
+def ended_members(running):
+    """The members of ``running`` (child, log, step name, start) still running; the log of
+    each one that succeeded ends as a step's output does, with ``== NAME: N s``."""
+    still = []
+    for member in running:
+        child, log, name, start = member
+        if child.poll() is None:
+            still.append(member)
+        elif child.returncode == 0:
+            with open(log, "a", encoding="utf-8") as stream:
+                stream.write(f"== {name}: {time.monotonic() - start:.1f} s\n")
+    return still
 
 
 def cross_fit(steps, s, bpe, src, data, training):
