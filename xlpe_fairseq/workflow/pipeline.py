@@ -1,8 +1,8 @@
 """The steps of data preparation, from raw parallel text to the data-bins of every model
-family (xlpe-prepare runs them, for data_prep/prepare-corpus.sh and every dataset recipe):
-tokenize, length filter, BPE, align, DPE and BTG positions, the preorderer,
-fairseq-preprocess, positions binarized, and the record of what OUT was made from. OUT
-receives
+family (xlpe-prepare runs them, for data_prep/prepare-corpus.sh and every dataset recipe;
+bible_recipe.py those it needs on the demo's corpus and layout): tokenize, length filter,
+BPE, align, DPE and BTG positions, the preorderer, fairseq-preprocess, positions binarized,
+and the record of what OUT was made from. xlpe-prepare's OUT receives
   tok/        tokenized text (train length-filtered as in fairseq's prepare scripts)
   bpe/        BPE text, codes, word alignments, reorder files:
               {train,valid}.dpe.reorder (DPE target), {split}.btg.reorder (BTG oracle),
