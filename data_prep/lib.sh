@@ -1,5 +1,5 @@
-# Bash helpers shared by the data_prep recipes: step skipping, step timing, the BPE step,
-# downloads with checksum verification, the option checks of options.sh, and run_prepare
+# Bash helpers shared by the data_prep recipes: step skipping, step timing, downloads with
+# checksum verification, the option checks of options.sh, and run_prepare
 # (xlpe-prepare with the recipe's settings, the offline part every recipe shares). Source it
 # (`source "$(dirname "$0")/lib.sh"`); it defines functions and CHECKSUMS_FILE, and changes no
 # shell options.
@@ -68,14 +68,6 @@ content_digest() {
     CONTENT_DIGEST=${CONTENT_DIGESTS[$key]}
 }
 
-# stamp FILE TEXT: FILE holds TEXT (rewritten only when TEXT changes): settings that a step
-# gives `fresh` as an input file.
-stamp() {
-    local file=$1 text=$2
-    [[ -f $file && $(<"$file") == "$text" ]] && return
-    printf '%s\n' "$text" > "$file.tmp" && mv "$file.tmp" "$file"
-}
-
 # timed NAME COMMAND...: run a step and report its wall time (and measure it, below).
 timed() {
     local name=$1 start=$EPOCHREALTIME
@@ -107,71 +99,9 @@ skipped() {
     echo "== $1: up to date, skipped" >&2
 }
 
-# cross_fit_train_positions BPE SRC FOLDS [OPTION...]: XL PE train positions as at test time,
-# BPE/train.pred.reorder (each of FOLDS folds predicted by a preorderer trained on the others)
-# and BPE/train.mixed.reorder; OPTIONs go to xlpe-preorder-crossfit (epochs, device, threads).
-cross_fit_train_positions() {
-    local bpe=$1 src=$2 folds=$3
-    shift 3
-    stamp "$bpe/train.pred.settings" "folds=$folds $*"
-    if fresh "$bpe/train.pred.reorder" "$bpe/train.mixed.reorder" -- "$bpe/train.$src" \
-            "$bpe/train.btg.reorder" "$bpe/valid.$src" "$bpe/valid.btg.reorder" \
-            "$bpe/train.pred.settings"; then
-        skipped "cross-fit train positions"
-    else
-        timed "cross-fit train positions ($folds folds)" \
-            python -m xlpe_fairseq.preordering.cross_fit --source "$bpe/train.$src" \
-            --reorder "$bpe/train.btg.reorder" --valid-source "$bpe/valid.$src" \
-            --valid-reorder "$bpe/valid.btg.reorder" --folds "$folds" "$@" \
-            --output "$bpe/train.pred.reorder" --mixed-output "$bpe/train.mixed.reorder"
-        made "$bpe/train.pred.reorder"
-    fi
-}
-
-# reorder_positions METHOD BPE SPLIT SRC TGT OUTPUT: SPLIT's oracle positions (xlpe-reorder
-# --method METHOD) from BPE/SPLIT.{SRC,TGT} and BPE/SPLIT.align into OUTPUT.
-reorder_positions() {
-    local method=$1 bpe=$2 split=$3 src=$4 tgt=$5 output=$6
-    if fresh "$output" -- "$bpe/$split.$src" "$bpe/$split.$tgt" "$bpe/$split.align"; then
-        skipped "reorder $split ($method)"
-    else
-        timed "reorder $split ($method)" xlpe-reorder --method "$method" \
-            --source "$bpe/$split.$src" --target "$bpe/$split.$tgt" \
-            --alignment "$bpe/$split.align" --output "$output" --workers "$WORKERS"
-        made "$output"
-    fi
-}
-
 # Expected checksums, one `ALGORITHM  HEX  FILENAME` line each (sha256 or md5), keyed by the
 # file name the recipes save a download under. Next to this file so every recipe shares it.
 CHECKSUMS_FILE=${CHECKSUMS_FILE:-$(dirname "${BASH_SOURCE[0]}")/checksums.txt}
-
-# bpe_splits TEXT BPE SRC TGT SPLIT...: joint BPE codes ($MERGES merges) learned on
-# TEXT/train.{SRC,TGT} into BPE/codes, applied to TEXT/SPLIT.LANG for every SPLIT and language.
-bpe_splits() {
-    local text=$1 bpe=$2 src=$3 tgt=$4 split lang
-    shift 4
-    if fresh "$bpe/codes" -- "$text/train.$src" "$text/train.$tgt" -- "merges=$MERGES"; then
-        skipped "learn BPE"
-    else
-        timed "learn BPE ($MERGES joint merges)" xlpe-bpe learn --merges "$MERGES" \
-            --input "$text/train.$src" "$text/train.$tgt" --codes "$bpe/codes" \
-            --workers "$WORKERS"
-        made "$bpe/codes"
-    fi
-    for split in "$@"; do
-        for lang in "$src" "$tgt"; do
-            if fresh "$bpe/$split.$lang" -- "$bpe/codes" "$text/$split.$lang"; then
-                skipped "apply BPE $split.$lang"
-            else
-                timed "apply BPE $split.$lang" xlpe-bpe apply --codes "$bpe/codes" \
-                    --input "$text/$split.$lang" --output "$bpe/$split.$lang" \
-                    --workers "$WORKERS"
-                made "$bpe/$split.$lang"
-            fi
-        done
-    done
-}
 
 # verify_checksum FILE: compare FILE with its line in $CHECKSUMS_FILE. A file without a line
 # passes, but its sha256 is printed as the line to add, so the next download is verified.

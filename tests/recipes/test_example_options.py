@@ -44,6 +44,8 @@ CORES = len(os.sched_getaffinity(0))
     (BIBLE, ["out"], {"ALIGN_SEED": "-1"},
      "ALIGN_SEED must be a whole number from 0 to 4294967295, not '-1'"),
     (BIBLE, ["out"], {"XLPE": "yes"}, "XLPE must be one of: 0 1, not 'yes'"),
+    (BIBLE, ["out"], {"PREORDER_FOLDS": "1"},
+     "PREORDER_FOLDS must be a whole number of at least 2, not '1'"),
 ])
 def test_a_bad_option_is_one_usage_error_before_any_work(tmp_path, script, args, env, message):
     result = subprocess.run([str(ROOT / script), *args], cwd=tmp_path, capture_output=True,

@@ -1,10 +1,10 @@
 """Folder locks: one run writes a folder, or any number of runs read it, never both.
 
-The lock is ``FOLDER/.xlpe-lock``, held with ``flock`` as the shell entry points'
-``claim_folder`` (data_prep/options.sh) holds it, so that a Python command and a shell script
-exclude each other. Each holder writes a line ``pid N, PROG MODE, since TIME`` into the file; a
-run refused names the runs that hold the lock now, the live ones only (a reader that has ended
-may have left its line behind).
+The lock is ``FOLDER/.xlpe-lock``, held with ``flock``: the kernel releases it when its
+process ends, however it ends, and a shell takes part with ``flock -s``/``-x`` on the file.
+Each holder writes a line ``pid N, PROG MODE, since TIME`` into the file; a run refused names
+the runs that hold the lock now, the live ones only (a reader that has ended may have left its
+line behind).
 """
 import fcntl
 import os
@@ -71,8 +71,8 @@ def live_holders(lock):
         recorded = {}
     if not opened:  # no /proc to look into: the lines of the processes still running
         return "; ".join(text for pid, text in sorted(recorded.items()) if _running(pid))
-    # the processes without a line of their own: e.g. the children of a shell script that
-    # took the lock, or of a run whose line a later reader replaced
+    # the processes without a line of their own: e.g. a shell holding the lock with flock, or
+    # a run whose line a later reader replaced
     return "; ".join([recorded[pid] for pid in sorted(opened) if pid in recorded]
                      or [f"pid {pid}, {_program(pid)}" for pid in sorted(opened)])
 

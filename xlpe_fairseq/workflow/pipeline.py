@@ -1,8 +1,8 @@
 """The steps of data preparation, from raw parallel text to the data-bins of every model
-family (xlpe-prepare runs them, for data_prep/prepare-corpus.sh and every dataset recipe):
-tokenize, length filter, BPE, align, DPE and BTG positions, the preorderer,
-fairseq-preprocess, positions binarized, and the record of what OUT was made from. OUT
-receives
+family (xlpe-prepare runs them, for data_prep/prepare-corpus.sh and every dataset recipe;
+bible_recipe.py those it needs on the demo's corpus and layout): tokenize, length filter,
+BPE, align, DPE and BTG positions, the preorderer, fairseq-preprocess, positions binarized,
+and the record of what OUT was made from. xlpe-prepare's OUT receives
   tok/        tokenized text (train length-filtered as in fairseq's prepare scripts)
   bpe/        BPE text, codes, word alignments, reorder files:
               {train,valid}.dpe.reorder (DPE target), {split}.btg.reorder (BTG oracle),
@@ -154,10 +154,10 @@ OUT_FOLDERS = ("", "raw", "tok", "bpe", "reference", os.path.join("data-bin", "t
                os.path.join("data-bin", "dpe"), os.path.join("data-bin", "xlpe"))
 
 
-def remove_stale_temporaries_of(out):
-    """Remove the temporary files a run that was killed (SIGKILL) left in OUT's folders: those
-    of a process that no longer runs."""
-    for folder in OUT_FOLDERS:
+def remove_stale_temporaries_of(out, folders=OUT_FOLDERS):
+    """Remove the temporary files a run that was killed (SIGKILL) left in OUT's ``folders``:
+    those of a process that no longer runs."""
+    for folder in folders:
         try:
             entries = list(os.scandir(os.path.join(out, folder)))
         except OSError:
@@ -215,10 +215,11 @@ def clean_train(steps, s, out, src, tgt):
     steps.made(outs[0])
 
 
-def learn_and_apply_bpe(steps, s, out, src, tgt):
-    tok, bpe = os.path.join(out, "tok"), os.path.join(out, "bpe")
+def learn_and_apply_bpe(steps, s, text, bpe, src, tgt):
+    """Joint BPE codes (MERGES) learned on TEXT/train.{SRC,TGT} into BPE/codes, applied to
+    every split of TEXT."""
     codes = os.path.join(bpe, "codes")
-    train = [os.path.join(tok, f"train.{lang}") for lang in (src, tgt)]
+    train = [os.path.join(text, f"train.{lang}") for lang in (src, tgt)]
     if steps.fresh([codes], train, [f"merges={s['MERGES']}"]):
         steps.skipped("learn BPE")
     else:
@@ -228,38 +229,39 @@ def learn_and_apply_bpe(steps, s, out, src, tgt):
         steps.made(codes)
     for split in SPLITS:
         for lang in (src, tgt):
-            dest, text = os.path.join(bpe, f"{split}.{lang}"), os.path.join(tok, f"{split}.{lang}")
-            if steps.fresh([dest], [codes, text]):
+            dest = os.path.join(bpe, f"{split}.{lang}")
+            tokens = os.path.join(text, f"{split}.{lang}")
+            if steps.fresh([dest], [codes, tokens]):
                 steps.skipped(f"apply BPE {split}.{lang}")
                 continue
             steps.timed(f"apply BPE {split}.{lang}", [
-                "xlpe-bpe", "apply", "--codes", codes, "--input", text, "--output", dest,
+                "xlpe-bpe", "apply", "--codes", codes, "--input", tokens, "--output", dest,
                 "--workers", s["WORKERS"]])
             steps.made(dest)
 
 
-def align_all(steps, s, out, src, tgt):
-    """One aligner run over train+valid+test, split back into {split}.align. valid/test are
-    aligned only for the oracle BTG order the preorderer is validated and scored against."""
-    bpe = os.path.join(out, "bpe")
-    ins = [os.path.join(bpe, f"{split}.{lang}") for split in SPLITS for lang in (src, tgt)]
-    aligns = [os.path.join(bpe, f"{split}.align") for split in SPLITS]
+def align(steps, s, bpe, src, tgt, splits, name, skip_name, options=()):
+    """One aligner run over the pairs of every one of ``splits`` (BPE/SPLIT.{SRC,TGT}), its
+    links cut back into BPE/SPLIT.align, so that every split gets the lexical statistics of
+    all of them; ``options`` go to xlpe-align."""
+    ins = [os.path.join(bpe, f"{split}.{lang}") for split in splits for lang in (src, tgt)]
+    aligns = [os.path.join(bpe, f"{split}.align") for split in splits]
     if steps.fresh(aligns, ins):
-        steps.skipped("align")
+        steps.skipped(skip_name)
         return
     joined = {lang: os.path.join(bpe, f".all.{lang}.{os.getpid()}.tmp") for lang in (src, tgt)}
     alignment = os.path.join(bpe, f".all.align.{os.getpid()}.tmp")
     try:
         for lang, path in joined.items():
             with open(path, "wb") as stream:
-                for split in SPLITS:
+                for split in splits:
                     with open(os.path.join(bpe, f"{split}.{lang}"), "rb") as part:
                         shutil.copyfileobj(part, stream)
-        steps.timed("align train+valid+test", [
+        steps.timed(name, [
             "xlpe-align", "--source", joined[src], "--target", joined[tgt], "--output",
-            alignment, "--workers", s["WORKERS"]])
+            alignment, "--workers", s["WORKERS"], *options])
         with open(alignment, "rb") as links:
-            for split, dest in zip(SPLITS, aligns):
+            for split, dest in zip(splits, aligns):
                 with open(os.path.join(bpe, f"{split}.{src}"), "rb") as stream:
                     count = sum(1 for _ in stream)
                 with atomic_output(dest, "wb") as stream:
@@ -271,9 +273,17 @@ def align_all(steps, s, out, src, tgt):
     steps.made(aligns[0])
 
 
-def reorder(steps, s, out, method, split, src, tgt):
-    bpe = os.path.join(out, "bpe")
-    dest = os.path.join(bpe, f"{split}.{method}.reorder")
+def align_all(steps, s, out, src, tgt):
+    """train+valid+test aligned in one run. valid/test are aligned only for the oracle BTG
+    order the preorderer is validated and scored against."""
+    align(steps, s, os.path.join(out, "bpe"), src, tgt, SPLITS, "align train+valid+test",
+          "align")
+
+
+def reorder(steps, s, bpe, method, split, src, tgt, dest=None):
+    """SPLIT's oracle positions (xlpe-reorder --method METHOD) into ``dest`` (default
+    BPE/SPLIT.METHOD.reorder)."""
+    dest = dest or os.path.join(bpe, f"{split}.{method}.reorder")
     ins = [os.path.join(bpe, name) for name in (f"{split}.{src}", f"{split}.{tgt}",
                                                 f"{split}.align")]
     if steps.fresh([dest], ins):
@@ -348,8 +358,9 @@ def train_preorderers(steps, s, members, data, settings):
     """Each stale member (SAVE, SEED) trained, PREORDER_JOBS processes at a time. Threads of
     one process stall beside a busy process on the same cores; processes side by side do
     not. With more than one at a time each member's output goes to its log
-    (OUT/preorderer.seedK.log), shown when all have ended; a member that failed fails the
-    step once the others have ended."""
+    (OUT/preorderer.seedK.log), which ends with the member's wall time as a step's output
+    does and is shown when all have ended; a member that failed fails the step once the
+    others have ended."""
     stale = []
     for save, seed in members:
         if steps.fresh([save], [*data, settings]):
@@ -372,20 +383,23 @@ def train_preorderers(steps, s, members, data, settings):
     steps.say(f"== train {len(members)} preorderers, {jobs} side by side "
               f"({s['PREORDER_THREADS']} thread(s) each; logs: "
               f"{members[0][0][:-len('.seed1.pt')]}.seedK.log)")
-    children = []
+    children, running = [], []
     try:
         for save, seed in stale:
-            while sum(child.poll() is None for child, _, _ in children) >= jobs:
+            while len(running) >= jobs:
+                running = ended_members(running)
                 time.sleep(0.2)
-            name = f"train preorderer (seed {seed}, {title})"
+            name, start = f"train preorderer (seed {seed}, {title})", time.monotonic()
             with open(save[:-len(".pt")] + ".log", "w", encoding="utf-8") as log:
                 log.write(f"== {name}\n")
                 log.flush()
-                children.append((start_child(
-                    steps.logged(name, [*command, "--seed", str(seed), "--save", save]),
-                    stderr=log), save, seed))
-        for child, _, _ in children:
-            child.wait()
+                child = start_child(steps.logged(name, [*command, "--seed", str(seed),
+                                                        "--save", save]), stderr=log)
+            children.append((child, save, seed))
+            running.append((child, log.name, name, start))
+        while running:
+            running = ended_members(running)
+            time.sleep(0.2)
     except BaseException:
         for child, _, _ in children:
             if child.poll() is None:
@@ -406,6 +420,20 @@ def train_preorderers(steps, s, members, data, settings):
         raise StepFailed(1)
 
 
+def ended_members(running):
+    """The members of ``running`` (child, log, step name, start) still running; the log of
+    each one that succeeded ends as a step's output does, with ``== NAME: N s``."""
+    still = []
+    for member in running:
+        child, log, name, start = member
+        if child.poll() is None:
+            still.append(member)
+        elif child.returncode == 0:
+            with open(log, "a", encoding="utf-8") as stream:
+                stream.write(f"== {name}: {time.monotonic() - start:.1f} s\n")
+    return still
+
+
 def cross_fit(steps, s, bpe, src, data, training):
     """XL PE train positions as at test time: each of PREORDER_FOLDS folds predicted by a
     preorderer trained on the others (train.pred.reorder), and train.mixed.reorder."""
@@ -423,27 +451,30 @@ def cross_fit(steps, s, bpe, src, data, training):
     steps.made(outs[0])
 
 
-def report(steps, dest, step, title, ins, command):
-    """``command``'s output written atomically to ``dest`` and shown under ``title``."""
+def report(steps, dest, step, title, ins, command, shown_when_skipped=False):
+    """``command``'s output written atomically to ``dest`` and shown under ``title`` (when
+    the step is skipped too, with ``shown_when_skipped``)."""
     if steps.fresh([dest], ins):
         steps.skipped(step)
-        return
-    with atomic_output(dest) as stream:
-        stream.flush()
-        steps.timed(step, command, stdout=stream)
-    steps.made(dest)
+        if not shown_when_skipped:
+            return
+    else:
+        with atomic_output(dest) as stream:
+            stream.flush()
+            steps.timed(step, command, stdout=stream)
+        steps.made(dest)
     steps.say(f"== {title}:")
     with open(dest, encoding="utf-8", errors="replace") as stream:
         sys.stderr.write(stream.read())
 
 
-def binarize_text(steps, s, out, src, tgt):
-    """fairseq-preprocess into data-bin/text."""
-    bpe, bin_dir = os.path.join(out, "bpe"), os.path.join(out, "data-bin", "text")
+def preprocess(steps, s, bpe, bin_dir, src, tgt, settings=(), options=()):
+    """fairseq-preprocess of BPE/{train,valid,test}.{SRC,TGT} into ``bin_dir``; ``settings``
+    and ``options`` as those of ``Steps.fresh`` and fairseq-preprocess."""
     dictionaries = [os.path.join(bin_dir, f"dict.{lang}.txt") for lang in (src, tgt)]
     ins = [os.path.join(bpe, f"{split}.{lang}") for split in SPLITS for lang in (src, tgt)]
     if steps.fresh([*dictionaries, os.path.join(bin_dir, f"test.{src}-{tgt}.{tgt}.idx")], ins,
-                   [f"joined_dictionary={s['JOINED_DICT']}"]):
+                   settings):
         steps.skipped("fairseq-preprocess")
         return
     # fairseq-preprocess refuses to overwrite its dictionaries
@@ -452,44 +483,71 @@ def binarize_text(steps, s, out, src, tgt):
     steps.timed("fairseq-preprocess", [
         "fairseq-preprocess", "--source-lang", src, "--target-lang", tgt, "--trainpref",
         os.path.join(bpe, "train"), "--validpref", os.path.join(bpe, "valid"), "--testpref",
-        os.path.join(bpe, "test"), "--destdir", bin_dir, "--workers", s["WORKERS"],
-        *(["--joined-dictionary"] if s["JOINED_DICT"] == "1" else [])])
+        os.path.join(bpe, "test"), "--destdir", bin_dir, "--workers", s["WORKERS"], *options])
     steps.made(dictionaries[0])
+
+
+def binarize_text(steps, s, out, src, tgt):
+    """fairseq-preprocess into data-bin/text."""
+    preprocess(steps, s, os.path.join(out, "bpe"), os.path.join(out, "data-bin", "text"), src,
+               tgt, [f"joined_dictionary={s['JOINED_DICT']}"],
+               ["--joined-dictionary"] if s["JOINED_DICT"] == "1" else [])
+
+
+def link_files(names, source, bin_dir):
+    """Each of ``names`` in ``bin_dir`` a link to the file of that name in ``source``, a
+    sibling folder (relative links: OUT can be moved or copied whole)."""
+    os.makedirs(bin_dir, exist_ok=True)
+    for name in names:
+        link = os.path.join(bin_dir, name)
+        if os.path.lexists(link):
+            os.unlink(link)
+        os.symlink(os.path.join("..", os.path.basename(source), name), link)
 
 
 def link_text_bin(out, src, tgt, variant):
     """data-bin/VARIANT with fairseq's text files linked from data-bin/text (one copy on
     disk); each variant adds its own positions."""
-    text, bin_dir = os.path.join(out, "data-bin", "text"), os.path.join(out, "data-bin", variant)
-    os.makedirs(bin_dir, exist_ok=True)
-    for name in sorted(os.listdir(text)):
-        if (name.startswith("dict.") and name.endswith(".txt")) or (
-                f".{src}-{tgt}." in name and name.endswith((".bin", ".idx"))):
-            link = os.path.join(bin_dir, name)
-            if os.path.lexists(link):
-                os.unlink(link)
-            os.symlink(os.path.join("..", "text", name), link)
+    text = os.path.join(out, "data-bin", "text")
+    link_files([name for name in sorted(os.listdir(text))
+                if (name.startswith("dict.") and name.endswith(".txt"))
+                or (f".{src}-{tgt}." in name and name.endswith((".bin", ".idx")))],
+               text, os.path.join(out, "data-bin", variant))
+
+
+def binarize_reorder(steps, jobs, src, tgt, title):
+    """xlpe-binarize each stale one of ``jobs`` in one process (importing fairseq costs
+    seconds a call). A job is (destdir, split, positions, source, inputs, skipped, name):
+    SPLIT's ``positions`` over the BPE text ``source`` into
+    DESTDIR/SPLIT.reorder.SRC-TGT.{bin,idx}, made from ``inputs``; ``skipped`` the step's name
+    when it is up to date, ``name`` its part of ``title`` (formatted with the names run)."""
+    calls, names, dests = [], [], []
+    for destdir, split, positions, source, inputs, skipped, name in jobs:
+        dest = os.path.join(destdir, f"{split}.reorder.{src}-{tgt}")
+        if steps.fresh([f"{dest}.bin", f"{dest}.idx"], inputs):
+            steps.skipped(skipped)
+            continue
+        calls += [*(["--then"] if calls else []), "--reorder", positions, "--source", source,
+                  "--destdir", destdir, "--split", split, "--source-lang", src,
+                  "--target-lang", tgt]
+        names.append(name)
+        dests.append(f"{dest}.bin")
+    if calls:
+        steps.timed(title.format(" ".join(names)), module(
+            "xlpe_fairseq.in_one_process", "xlpe_fairseq.preprocessing.binarize", *calls))
+        for dest in dests:
+            steps.made(dest)
 
 
 def binarize_positions(steps, out, src, tgt, jobs):
     """xlpe-binarize each stale one of ``jobs``, (variant, split, reorder file)."""
-    calls, names, dests = [], [], []
-    for variant, split, positions in jobs:
-        dest = os.path.join(out, "data-bin", variant, f"{split}.reorder.{src}-{tgt}")
-        source = os.path.join(out, "bpe", f"{split}.{src}")
-        if steps.fresh([f"{dest}.bin", f"{dest}.idx"], [positions, source]):
-            steps.skipped(f"binarize {variant} {split} positions")
-            continue
-        calls += [*(["--then"] if calls else []), "--reorder", positions, "--source", source,
-                  "--destdir", os.path.join(out, "data-bin", variant), "--split", split,
-                  "--source-lang", src, "--target-lang", tgt]
-        names.append(f"{variant}/{split}")
-        dests.append(f"{dest}.bin")
-    if calls:
-        steps.timed(f"binarize positions ({' '.join(names)})", module(
-            "xlpe_fairseq.in_one_process", "xlpe_fairseq.preprocessing.binarize", *calls))
-        for dest in dests:
-            steps.made(dest)
+    binarize_reorder(steps, [
+        (os.path.join(out, "data-bin", variant), split, positions,
+         os.path.join(out, "bpe", f"{split}.{src}"),
+         [positions, os.path.join(out, "bpe", f"{split}.{src}")],
+         f"binarize {variant} {split} positions", f"{variant}/{split}")
+        for variant, split, positions in jobs],
+        src, tgt, "binarize positions ({})")
 
 
 RECORDED_SETTINGS = (

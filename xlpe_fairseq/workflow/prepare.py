@@ -417,16 +417,16 @@ def prepare_corpus(steps, s, raw, out, src, tgt, given, command):
     summary = preorderer_defaults(s, line_count(os.path.join(out, "tok", f"train.{src}")))
     if preordered:
         steps.say(summary)
-    pipeline.learn_and_apply_bpe(steps, s, out, src, tgt)
+    pipeline.learn_and_apply_bpe(steps, s, os.path.join(out, "tok"), bpe, src, tgt)
     # BPE can split a line that fitted into more pieces than the aligner takes
     check_bpe([(os.path.join(bpe, f"{split}.{lang}"),
                 os.path.realpath(os.path.join(raw, f"{split}.{lang}")))
                for split in ("valid", "test") for lang in (src, tgt)])
     pipeline.align_all(steps, s, out, src, tgt)
-    pipeline.reorder(steps, s, out, "dpe", "train", src, tgt)
-    pipeline.reorder(steps, s, out, "dpe", "valid", src, tgt)
+    pipeline.reorder(steps, s, bpe, "dpe", "train", src, tgt)
+    pipeline.reorder(steps, s, bpe, "dpe", "valid", src, tgt)
     for split in pipeline.SPLITS:
-        pipeline.reorder(steps, s, out, "btg", split, src, tgt)
+        pipeline.reorder(steps, s, bpe, "btg", split, src, tgt)
     if preordered:
         steps.say(f"the preorderer (XL PE's test positions): expected to take "
                   f"{pipeline.PREORDERER_TIME} at its defaults; a run for other models can "

@@ -1,0 +1,157 @@
+"""data_prep/prepare-bible-he-en.sh (xlpe_fairseq/workflow/bible_recipe.py) on a tiny corpus
+in place of the Bible (a stub xlpe-bible-corpus): the layout examples/demo.sh and the other
+examples read, a rerun that skips every step, one run at a time in OUTDIR, and no temporary
+file left by an interrupted or a killed run."""
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from recipes.test_recipes_offline import write_raw
+from workflow.test_prepare import STUB, running, temporaries
+
+ROOT = Path(__file__).resolve().parents[2]
+RECIPE = ROOT / "data_prep" / "prepare-bible-he-en.sh"
+# copies a corpus prepared by the test into --out, as xlpe-bible-corpus writes its own
+CORPUS_STUB = """#!{python}
+import os, shutil, sys
+out = sys.argv[sys.argv.index("--out") + 1]
+os.makedirs(out, exist_ok=True)
+for name in os.listdir(os.environ["STUB_CORPUS"]):
+    shutil.copy(os.path.join(os.environ["STUB_CORPUS"], name), out)
+"""
+HOLDER = """
+import sys, time
+from xlpe_fairseq.io.locks import claim_folder
+claim_folder(sys.argv[1], "write", "the corpus (OUTDIR)", "prepare-bible-he-en.sh")
+print("held", flush=True)
+time.sleep(300)
+"""
+
+
+def tiny_corpus(folder):
+    """{train,valid,test}.{he,en,ids} and {valid,test}.gold.align, as xlpe-bible-corpus
+    writes them: the synthetic German text stands in for the Hebrew side."""
+    write_raw(folder, "de", "en")
+    for split in ("train", "valid", "test"):
+        (folder / f"{split}.de").rename(folder / f"{split}.he")
+        count = len((folder / f"{split}.en").read_text().splitlines())
+        (folder / f"{split}.ids").write_text("".join(f"{split}{k}\n" for k in range(count)))
+        if split != "train":
+            (folder / f"{split}.gold.align").write_text("0-0\n" * count)
+    return folder
+
+
+def stubs(tmp_path, **commands):
+    """A folder of stub commands, first on PATH, and the environment that runs them."""
+    folder = tmp_path / "stubs"
+    folder.mkdir(exist_ok=True)
+    for name, text in {"xlpe-bible-corpus": CORPUS_STUB, **commands}.items():
+        (folder / name).write_text(text.format(python=sys.executable))
+        (folder / name).chmod(0o755)
+    path = os.pathsep.join([str(folder), os.path.dirname(sys.executable), os.environ["PATH"]])
+    return {**os.environ, "PATH": path, "STUB_CORPUS": str(tiny_corpus(tmp_path / "bible")),
+            "WORKERS": "1", "MERGES": "40", "PREORDER_EPOCHS": "1", "PREORDER_THREADS": "1",
+            "OMP_NUM_THREADS": "1", "PYTHONWARNINGS": "ignore"}
+
+
+def recipe(*args, env):
+    return subprocess.run([str(RECIPE), *map(str, args)], capture_output=True, text=True,
+                          env=env, stdin=subprocess.DEVNULL)
+
+
+@pytest.fixture(scope="module")
+def prepared(tmp_path_factory):
+    """One --xlpe run on the tiny corpus, then a rerun into the same OUTDIR."""
+    root = tmp_path_factory.mktemp("bible")
+    env, out = stubs(root), root / "out"
+    first = recipe("--xlpe", out, env=env)
+    second = recipe("--xlpe", out, env=env) if first.returncode == 0 else None
+    return out, first, second
+
+
+def test_the_layout_the_examples_read(prepared):
+    out, first, _ = prepared
+    assert first.returncode == 0, first.stderr[-3000:]
+    expected = [
+        "corpus/test.gold.align", "bpe/codes", "bpe/train.align", "bpe/train.reorder",
+        "bpe/valid.reorder", "bpe/test.btg.reorder", "bpe/test.pred.reorder",
+        "data-bin/dict.he.txt", "data-bin/test.he-en.en.bin", "data-bin/train.reorder.he-en.bin",
+        "data-bin/valid.reorder.he-en.idx", "data-bin-xlpe/dict.en.txt",
+        "data-bin-xlpe/test.he-en.he.idx", "data-bin-xlpe/test.reorder.he-en.bin",
+        "data-bin-xlpe/train.reorder.positions", "preorderer.pt", "preorderer.test-score.txt"]
+    missing = [name for name in expected if not (out / name).is_file()]
+    assert not missing, f"missing {missing} in {sorted(map(str, out.rglob('*')))}"
+    # data-bin-xlpe shares data-bin's text through relative links (OUTDIR can be moved)
+    assert os.readlink(out / "data-bin-xlpe" / "dict.he.txt") == "../data-bin/dict.he.txt"
+    assert not (out / "data-bin-xlpe" / "valid.reorder.he-en.bin").is_symlink(), \
+        "data-bin-xlpe's positions are its own, not data-bin's DPE positions"
+    assert (out / "data-bin-xlpe" / "train.reorder.positions").read_text() == "oracle\n"
+    assert f"== done: {out}/data-bin (gold word alignments: {out}/corpus/" in first.stderr
+    assert first.stderr.rstrip().endswith(
+        f"== done: {out}/data-bin-xlpe (train pos_XL: oracle; valid/test: preorderer)")
+    assert not temporaries(out), temporaries(out)
+
+
+def test_a_rerun_skips_every_step_and_still_shows_the_score(prepared):
+    out, first, second = prepared
+    assert second is not None and second.returncode == 0, (second or first).stderr[-3000:]
+    ran = re.findall(r"^== (.*): [0-9.]+ s$", second.stderr, re.M)
+    assert not ran, f"a rerun on unchanged inputs ran {ran}"
+    for step in ("corpus", "learn BPE", "align train valid test", "reorder train (dpe)",
+                 "fairseq-preprocess", "binarize train.reorder", "train preorderer",
+                 "predict test positions", "score preorderer", "binarize test.reorder (xlpe)"):
+        assert f"== {step}: up to date, skipped\n" in second.stderr, step
+    assert f"== preorderer on test vs the BTG oracle ({out}/preorderer.test-score.txt):" \
+        in second.stderr
+
+
+def test_a_second_run_into_the_same_outdir_is_refused_naming_the_live_holder(tmp_path):
+    env, out = stubs(tmp_path), tmp_path / "out"
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(out)], stdout=subprocess.PIPE,
+                              text=True)
+    try:
+        assert holder.stdout.readline() == "held\n"
+        result = recipe(out, env=env)
+    finally:
+        holder.kill()
+        holder.wait()
+    assert result.returncode == 1 and result.stderr.count("\n") == 1, result.stderr
+    assert result.stderr.startswith(
+        f"prepare-bible-he-en.sh: {out} is in use by another run (pid {holder.pid}, "
+        "prepare-bible-he-en.sh write, since "), result.stderr
+    assert sorted(os.listdir(out)) == [".xlpe-lock"], "the refused run wrote into OUTDIR"
+
+
+def start_until_aligning(env, out, mark):
+    run = subprocess.Popen([str(RECIPE), str(out)], stderr=subprocess.PIPE, text=True, env=env)
+    deadline = time.monotonic() + 120
+    while not (mark.exists() and mark.read_text()) and run.poll() is None:
+        assert time.monotonic() < deadline, "the aligner stub never started"
+        time.sleep(0.1)
+    assert run.poll() is None, run.stderr.read()
+    aligner = int(mark.read_text())
+    mark.unlink()
+    return run, aligner
+
+
+def test_a_killed_run_leaves_temporaries_the_next_removes_and_ctrl_c_leaves_none(tmp_path):
+    mark, out = tmp_path / "aligning", tmp_path / "out"
+    env = {**stubs(tmp_path, **{"xlpe-align": STUB}), "STUB_MARK": str(mark)}
+    run, aligner = start_until_aligning(env, out, mark)
+    run.kill()
+    run.communicate(timeout=60)
+    joined = [path for path in temporaries(out) if Path(path).name.startswith(".all.")]
+    assert joined, "the align step's joined text was expected while it ran"
+    run, aligner = start_until_aligning(env, out, mark)
+    assert not any(Path(path).exists() for path in joined), "a killed run's files were kept"
+    run.send_signal(signal.SIGINT)
+    stderr = run.communicate(timeout=60)[1]
+    assert run.returncode == 128 + signal.SIGINT, stderr
+    assert not running(aligner), "the step outlived the command"
+    assert not temporaries(out), temporaries(out)
