@@ -26,7 +26,7 @@ from ..io import (
     positive_int,
     run_command,
 )
-from ..io.provenance import CHECKPOINT_KEY, fingerprint_mismatch
+from ..io.digests import CHECKPOINT_KEY, fingerprint_mismatch
 
 UPDATE_CHECKPOINT = re.compile(r"checkpoint_\d+_(\d+)\.pt$")
 EPOCH_CHECKPOINT = re.compile(r"checkpoint(\d+)\.pt$")

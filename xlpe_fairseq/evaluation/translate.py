@@ -40,12 +40,8 @@ from ..io import (
     text_lines,
 )
 from ..io.lines import stdin_lines
-from ..io.provenance import (
-    file_digest,
-    read_record,
-    verify_checkpoint_on_corpus,
-    verify_corpus,
-)
+from ..io.digests import file_digest
+from ..io.provenance import read_record, verify_checkpoint_on_corpus, verify_corpus
 from ..preprocessing.bpe import bpe_applier, write_checked_codes
 from ..preprocessing.tokenize import tokenize_line
 from .detokenize import detokenize_line

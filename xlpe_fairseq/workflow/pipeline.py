@@ -50,8 +50,8 @@ import shutil
 import sys
 import time
 
+from ..io.digests import file_digest
 from ..io.outputs import _running, atomic_output
-from ..io.provenance import file_digest
 from .processes import end_process_group, run_child, start_child
 
 SPLITS = ("train", "valid", "test")

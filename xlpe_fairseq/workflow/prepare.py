@@ -155,11 +155,10 @@ def models(name, value):
 
 
 def help_parser(prog):
-    """The help as argparse prints it (every command's --help is argparse's)."""
-    parser = argparse.ArgumentParser(prog=prog, usage=f"%(prog)s {USAGE}", description=__doc__,
-                                     formatter_class=ScriptHelpFormatter, add_help=False)
-    parser.add_argument("-h", "--help", action="store_true", help="this text")
-    return parser
+    """The help as argparse prints it (every command's --help is argparse's); the options are
+    listed in the description, and read by ``parse_arguments``."""
+    return argparse.ArgumentParser(prog=prog, usage=f"%(prog)s {USAGE}", description=__doc__,
+                                   formatter_class=ScriptHelpFormatter, add_help=False)
 
 
 def parse_arguments(argv, prog):
