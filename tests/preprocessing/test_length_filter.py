@@ -132,7 +132,8 @@ def clean_train(out, **settings):
     chosen = {"MAX_LEN": "50", "RATIO_RULE": "fixed", "MAX_RATIO": "1.5", **settings}
     script = ("import sys\n"
               "from xlpe_fairseq.io import run_command\n"
-              "from xlpe_fairseq.workflow.pipeline import Steps, clean_train\n"
+              "from xlpe_fairseq.workflow.pipeline import clean_train\n"
+              "from xlpe_fairseq.workflow.steps import Steps\n"
               f"run_command(lambda: clean_train(Steps('prepare-corpus.sh'), {chosen!r}, "
               f"{str(out)!r}, 'en', 'ja'), 'prepare-corpus.sh')\n")
     env = {**os.environ,

@@ -16,7 +16,7 @@ import pytest
 from recipes.test_recipes_offline import RECIPE_ENV, write_raw
 from xlpe_fairseq.io.provenance import NO_PREORDERER, without_preorderer
 from xlpe_fairseq.workflow import evaluate
-from xlpe_fairseq.workflow.pipeline import TEMPORARY
+from xlpe_fairseq.workflow.steps import TEMPORARY
 
 HOSTILE = "o'u]t $x/sp ace/$(touch PWNED)"
 

@@ -11,7 +11,7 @@ import os
 import time
 
 from .errors import InputError
-from .outputs import _running
+from .outputs import process_running
 from .work_folders import check_work_folder
 
 LOCK_NAME = ".xlpe-lock"
@@ -52,7 +52,7 @@ def claim_folder(path, mode, what, prog):
     line = f"pid {os.getpid()}, {prog} {mode}, since {time.strftime('%Y-%m-%d %H:%M:%S')}"
     # a writer is the only holder; readers share the file with the readers still running
     kept = [] if mode == "write" else [
-        text for pid, text in _recorded_holders(descriptor) if _running(pid)]
+        text for pid, text in _recorded_holders(descriptor) if process_running(pid)]
     os.lseek(descriptor, 0, os.SEEK_SET)
     os.ftruncate(descriptor, 0)
     os.write(descriptor, "".join(f"{text}\n" for text in [*kept, line]).encode("utf-8"))
@@ -70,7 +70,7 @@ def live_holders(lock):
     except OSError:
         recorded = {}
     if not opened:  # no /proc to look into: the lines of the processes still running
-        return "; ".join(text for pid, text in sorted(recorded.items()) if _running(pid))
+        return "; ".join(text for pid, text in sorted(recorded.items()) if process_running(pid))
     # the processes without a line of their own: e.g. a shell holding the lock with flock, or
     # a run whose line a later reader replaced
     return "; ".join([recorded[pid] for pid in sorted(opened) if pid in recorded]

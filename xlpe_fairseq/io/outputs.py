@@ -189,7 +189,7 @@ def remove_stale_temporaries(directory, prefix):
     with os.scandir(directory) as entries:
         for entry in entries:
             pid = entry.name[len(prefix):].partition(".")[0]
-            if entry.name.startswith(prefix) and pid.isdigit() and not _running(int(pid)):
+            if entry.name.startswith(prefix) and pid.isdigit() and not process_running(int(pid)):
                 if entry.is_dir(follow_symlinks=False):
                     shutil.rmtree(entry.path, ignore_errors=True)
                 else:
@@ -197,7 +197,8 @@ def remove_stale_temporaries(directory, prefix):
                         os.unlink(entry.path)
 
 
-def _running(pid):
+def process_running(pid):
+    """Whether process ``pid`` still runs (another user's counts as running)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

@@ -1,6 +1,11 @@
 """The workflow commands: preparation, training and evaluation as the examples/ and data_prep/
 shell scripts run them, built on ``xlpe_fairseq.io`` (errors, outputs, provenance, locks).
 
+- ``prepare``: ``xlpe-prepare`` (data_prep/prepare-corpus.sh): a corpus from raw text to the
+  data-bins; ``pipeline``: its corpus steps and OUT's layout; ``preorderer_steps``: its
+  preorderer's steps; ``steps``: the step runner (skip records, timed steps, a killed run's
+  temporaries removed); ``bible_recipe``: data_prep/prepare-bible-he-en.sh, the same steps on
+  the demo's corpus;
 - ``evaluate``: ``xlpe-evaluate`` (examples/evaluate.sh): a trained model scored the way its
   paper did;
 - ``train``: ``xlpe-train`` (examples/train.sh, examples/train-*.sh): one model trained on a

@@ -42,8 +42,10 @@ import sys
 from ..io import run_command
 from ..io.locks import FolderInUse, claim_folder
 from . import pipeline
+from .preorderer_steps import cross_fit
 from .prepare import check_name, cores, whole
 from .script_options import Refused, ScriptHelpFormatter, wrapper_name
+from .steps import Steps, remove_stale_temporaries_of, report
 
 SRC, TGT = "he", "en"
 SPLITS = pipeline.SPLITS
@@ -108,8 +110,8 @@ def prepare(argv, prog):
         claim_folder(out, "write", "the corpus (OUTDIR)", name)
     except FolderInUse as err:
         raise Refused(f"{name}: {err}", 1) from None
-    pipeline.remove_stale_temporaries_of(out, FOLDERS)
-    steps = pipeline.Steps(name, os.environ.get("XLPE_STAGE_LOG") or None)
+    remove_stale_temporaries_of(out, FOLDERS)
+    steps = Steps(name, os.environ.get("XLPE_STAGE_LOG") or None)
     corpus, bpe, bin_dir = (os.path.join(out, folder) for folder in ("corpus", "bpe", "data-bin"))
     for folder in (corpus, bpe, bin_dir):
         os.makedirs(folder, exist_ok=True)
@@ -202,13 +204,13 @@ def prepare_xlpe(steps, s, out):
         steps.made(dest)
     # train positions as at test time: each fold predicted by a preorderer trained on the others
     if s["XLPE_TRAIN_POSITIONS"] != "oracle":
-        pipeline.cross_fit(steps, s, bpe, SRC, data, training)
+        cross_fit(steps, s, bpe, SRC, data, training)
     score = os.path.join(out, "preorderer.test-score.txt")
     hypothesis, reference = (os.path.join(bpe, f"test.{kind}.reorder") for kind in ("pred", "btg"))
-    pipeline.report(steps, score, "score preorderer",
-                    f"preorderer on test vs the BTG oracle ({score})", [hypothesis, reference],
-                    ["xlpe-reorder-score", "--hypothesis", hypothesis, "--reference", reference],
-                    shown_when_skipped=True)
+    report(steps, score, "score preorderer", f"preorderer on test vs the BTG oracle ({score})",
+           [hypothesis, reference],
+           ["xlpe-reorder-score", "--hypothesis", hypothesis, "--reference", reference],
+           shown_when_skipped=True)
     # fairseq's dictionaries and binarized text are those of data-bin
     pipeline.link_files([f"dict.{lang}.txt" for lang in (SRC, TGT)] + [
         f"{split}.{SRC}-{TGT}.{lang}.{ext}" for split in SPLITS for lang in (SRC, TGT)

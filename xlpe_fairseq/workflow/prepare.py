@@ -77,9 +77,11 @@ from ..io.outputs import atomic_output
 from ..io.provenance import NO_PREORDERER
 from ..preprocessing.check_raw import check_bpe, check_raw
 from . import pipeline
+from .preorderer_steps import PREORDERER_TIME, preorder
 from .processes import run_child
 from .script_options import Refused, ScriptHelpFormatter, wrapper_name
 from .schedules import MODELS, is_xl_pe
+from .steps import StepFailed, Steps, module, remove, remove_stale_temporaries_of
 
 USAGE = ("--src SRC --tgt TGT [--merges N] [--max-len N] [--max-ratio R] "
          "[--ratio-rule corpus|fixed] [--lowercase] [--joined-dictionary] [--models M[,M...]] "
@@ -359,8 +361,8 @@ def prepare(argv, prog):
         claim_folder(out, "write", "the corpus (OUT)", name)
     except FolderInUse as err:
         raise Refused(f"{name}: {err}", 1) from None
-    pipeline.remove_stale_temporaries_of(out)
-    steps = pipeline.Steps(name, os.environ.get("XLPE_STAGE_LOG") or None)
+    remove_stale_temporaries_of(out, pipeline.OUT_FOLDERS)
+    steps = Steps(name, os.environ.get("XLPE_STAGE_LOG") or None)
     raw = raw_abs
     if held_out:
         raw = os.path.join(out, "raw")
@@ -373,7 +375,7 @@ def prepare(argv, prog):
         if steps.fresh(outputs, [given[src], given[tgt]], [f"held_out={' '.join(held_out)}"]):
             steps.skipped(f"hold out {' '.join(held_out)}")
         else:
-            steps.timed(f"hold out {' '.join(held_out)} (seed 1)", pipeline.module(
+            steps.timed(f"hold out {' '.join(held_out)} (seed 1)", module(
                 "xlpe_fairseq.preprocessing.split_corpus", "--source", given[src], "--target",
                 given[tgt], "--out", raw, "--splits", *held_out))
             steps.made(outputs[0])
@@ -428,9 +430,9 @@ def prepare_corpus(steps, s, raw, out, src, tgt, given, command):
         pipeline.reorder(steps, s, bpe, "btg", split, src, tgt)
     if preordered:
         steps.say(f"the preorderer (XL PE's test positions): expected to take "
-                  f"{pipeline.PREORDERER_TIME} at its defaults; a run for other models can "
+                  f"{PREORDERER_TIME} at its defaults; a run for other models can "
                   "skip it with --models (e.g. --models transformer,dpe,re-both)")
-        pipeline.preorder(steps, s, out, src)
+        preorder(steps, s, out, src)
     else:
         steps.say("the preorderer: not trained (--models names no XL PE model); data-bin/xlpe "
                   "holds train positions only, and XL PE cannot be trained or evaluated from "
@@ -456,7 +458,7 @@ def prepare_corpus(steps, s, raw, out, src, tgt, given, command):
                             os.path.join(out, "preorderer.test.score")],
                            stdout=sys.stderr.fileno())
         if status:
-            raise pipeline.StepFailed(status)
+            raise StepFailed(status)
     else:
         steps.say("advice: cannot judge XL PE without the preorderer (OUT was prepared with "
                   f"--models {s['MODELS']}): rerun with an XL PE model among --models (or "
@@ -471,11 +473,11 @@ def mark_preorderer(out, preordered):
     os.makedirs(xlpe, exist_ok=True)
     note = os.path.join(xlpe, NO_PREORDERER)
     if preordered:
-        pipeline.remove(note)
+        remove(note)
         return
     for name in os.listdir(xlpe):
         if re.fullmatch(r"(valid|test)\.reorder\..*\.(bin|idx)", name):
-            pipeline.remove(os.path.join(xlpe, name))
+            remove(os.path.join(xlpe, name))
     with atomic_output(note) as stream:
         stream.write("prepared without the preorderer (xlpe-prepare --models without an XL PE "
                      "model): train positions only\n")

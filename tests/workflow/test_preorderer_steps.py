@@ -1,13 +1,13 @@
-"""The steps of xlpe_fairseq/workflow/pipeline.py that the commands share: preorderer members
-trained side by side each keep a log that reads as a step run alone does, its wall time
-last."""
+"""The preorderer's steps (xlpe_fairseq/workflow/preorderer_steps.py): members trained side
+by side each keep a log that reads as a step run alone does, its wall time last."""
 import os
 import re
 import sys
 
 import pytest
 
-from xlpe_fairseq.workflow import pipeline
+from xlpe_fairseq.workflow.preorderer_steps import train_preorderers
+from xlpe_fairseq.workflow.steps import Steps, made_from_file
 
 # stands in for xlpe-preorder-train: says something, then saves
 TRAIN_STUB = """#!{python}
@@ -41,8 +41,7 @@ def train(tmp_path, monkeypatch):
     def run(jobs, seeds):
         members = [(str(tmp_path / f"preorderer.seed{seed}.pt"), seed)
                    for seed in range(1, seeds + 1)]
-        pipeline.train_preorderers(pipeline.Steps("xlpe-prepare"), settings(jobs), members,
-                                   data[:4], data[4])
+        train_preorderers(Steps("xlpe-prepare"), settings(jobs), members, data[:4], data[4])
         return members
     return run
 
@@ -60,7 +59,7 @@ def test_members_side_by_side_each_log_ends_with_its_wall_time(train, tmp_path, 
         assert re.fullmatch(rf"== {re.escape(member(seed))}: [0-9]+\.[0-9] s", log[-1]), (
             f"seed {seed}'s log does not end with its wall time as a step run alone does: {log}")
         assert "\n".join(log) in shown, "the member's log is shown when all have ended"
-        assert os.path.exists(pipeline.made_from_file(save)), f"seed {seed} was not recorded"
+        assert os.path.exists(made_from_file(save)), f"seed {seed} was not recorded"
 
 
 def test_members_one_at_a_time_say_the_same_line(train, capfd):
