@@ -12,7 +12,7 @@ import sys
 import time
 
 from .processes import end_process_group, start_child
-from .steps import StepFailed, module, report
+from .steps import StepFailed, module, report, wall_time_line
 
 # the preorderer's cost at its defaults (docs/preorderer.md, "Defaults by corpus size")
 PREORDERER_TIME = "3 to 13 minutes on 2 fast CPU cores (up to three times that on slow ones)"
@@ -154,7 +154,7 @@ def ended_members(running):
             still.append(member)
         elif child.returncode == 0:
             with open(log, "a", encoding="utf-8") as stream:
-                stream.write(f"== {name}: {time.monotonic() - start:.1f} s\n")
+                stream.write(wall_time_line(name, start) + "\n")
     return still
 
 

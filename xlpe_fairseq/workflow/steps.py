@@ -29,6 +29,11 @@ class StepFailed(SystemExit):
     """A step's command failed: it has said why; this command ends with its status."""
 
 
+def wall_time_line(name, start):
+    """The line that ends a step: ``== NAME: N s`` since ``start`` (time.monotonic)."""
+    return f"== {name}: {time.monotonic() - start:.1f} s"
+
+
 class Steps:
     """Runs the steps of one preparation: skipping, timing, logging, failing as one."""
 
@@ -86,7 +91,7 @@ class Steps:
         start = time.monotonic()
         self.say(f"== {name}")
         self.measured(name, command, **streams)
-        self.say(f"== {name}: {time.monotonic() - start:.1f} s")
+        self.say(wall_time_line(name, start))
 
     def measured(self, name, command, **streams):
         """Run ``command``; a failure ends the run with its status."""
