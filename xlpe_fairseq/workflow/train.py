@@ -38,21 +38,19 @@ e.g. xlpe-train xlpe-combination data/fr-en/data-bin checkpoints/fr-en/xlpe
 then xlpe-evaluate data/fr-en checkpoints/fr-en/xlpe
 """
 import argparse
-import glob
 import os
 import re
 import shlex
 import subprocess
 import sys
 import textwrap
-import time
 from types import SimpleNamespace
 
 from ..io import run_command
 from ..io.locks import FolderInUse, claim_folder
-from ..io.outputs import atomic_output
 from ..io.provenance import verify_corpus
 from ..user_dir import PLUGIN_DIR
+from .checkpoint_folder import earlier_run, set_aside_run, write_schedule
 from .dataset_recipes import RECIPES, corpus_of_recipe
 from .processes import end_process_group, run_step, start_child
 from .sbatch_script import sbatch_script
@@ -61,7 +59,6 @@ from .script_options import (
     ScriptHelpFormatter,
     check_folder_name,
     one_of,
-    read_settings,
     whole,
     wrapper_name,
 )
@@ -418,28 +415,6 @@ def check_corpus(data, data_bin, name):
         print(f"{name}: warning: {warning}", file=sys.stderr)
 
 
-def earlier_run(run):
-    """Whether SAVE_DIR/schedule.env is written before training: in a folder of this run's
-    checkpoints (an interrupted training can be evaluated) or of none. A folder of another
-    model's checkpoints is refused, not relabeled, before any lock or write; fairseq-train then
-    refuses a checkpoint_last.pt of other data or parameters (tasks/data_provenance.py)."""
-    save_dir = run.save_dir
-    if not glob.glob(os.path.join(glob.escape(save_dir), "checkpoint*.pt")):
-        return True
-    schedule_env = os.path.join(save_dir, "schedule.env")
-    if not os.path.isfile(schedule_env):
-        return False
-    before = read_settings(schedule_env, ("SCHEDULE", "TRAINED_MODEL"))
-    trained_before, schedule_before = before.get("TRAINED_MODEL", ""), before.get("SCHEDULE", "")
-    if (trained_before, schedule_before) != (run.model, run.schedule):
-        raise Refused(
-            f"{run.name}: {save_dir} holds the checkpoints of {trained_before} on the schedule "
-            f"{schedule_before} (its schedule.env), not of {run.model} on {run.schedule}: "
-            "train into another folder, or pass --restart to start afresh (the old run is "
-            "kept in a subfolder)", 1)
-    return True
-
-
 def train_into(run, max_update, schedule_first):
     """fairseq-train into SAVE_DIR, with its records: schedule.env before training where
     ``schedule_first``, and again, then provenance.json, once it ended well."""
@@ -454,11 +429,6 @@ def train_into(run, max_update, schedule_first):
     run_step(["xlpe-provenance", "training", "--prog", run.name, run.save_dir, "--data-bin",
               run.data_bin, "--model", run.model, "--size", run.size, "--schedule",
               run.schedule, "--", *run.command])
-
-
-def write_schedule(path, schedule, model):
-    with atomic_output(path) as stream:
-        stream.write(f"SCHEDULE={schedule}\nTRAINED_MODEL={model}\n")
 
 
 def run_fairseq_train(command, log, max_update, name):
@@ -484,20 +454,6 @@ def run_fairseq_train(command, log, max_update, name):
         if child is not None:
             end_process_group(child)
         raise
-
-
-def set_aside_run(save_dir, name):
-    """--restart: SAVE_DIR's earlier run (checkpoints, records, outputs) moved into
-    SAVE_DIR/replaced-TIME, nothing deleted, so that the new run starts afresh."""
-    entries = [entry for entry in os.listdir(save_dir)
-               if entry != ".xlpe-lock" and not entry.startswith("replaced-")]
-    if not entries:
-        return
-    aside = os.path.join(save_dir, time.strftime("replaced-%Y%m%d-%H%M%S"))
-    os.makedirs(aside, exist_ok=True)
-    for entry in entries:
-        os.rename(os.path.join(save_dir, entry), os.path.join(aside, entry))
-    print(f"{name}: --restart: the earlier run in {save_dir} moved to {aside}", file=sys.stderr)
 
 
 def main(argv=None):
