@@ -39,12 +39,12 @@ import argparse
 import os
 import sys
 
-from ..io import run_command
+from ..io import default_workers, run_command
 from ..io.locks import FolderInUse, claim_folder
 from . import pipeline
 from .preorderer_steps import cross_fit
-from .prepare import check_name, cores, whole
-from .script_options import Refused, ScriptHelpFormatter, wrapper_name
+from .prepare import check_name, check_train_positions
+from .script_options import Refused, ScriptHelpFormatter, one_of, whole, wrapper_name
 from .steps import Steps, remove_stale_temporaries_of, report
 
 SRC, TGT = "he", "en"
@@ -82,21 +82,17 @@ def parse_arguments(argv, prog, environ):
         raise Refused(f"usage: {prog} {USAGE}", 2)
     s = {name: environ.get(name) or default for name, default in (
         ("XLPE_TRAIN_POSITIONS", "oracle"), ("PREORDER_EPOCHS", "3"), ("PREORDER_THREADS", "2"),
-        ("ALIGN_SEED", "1"), ("WORKERS", str(cores())), ("MERGES", "8000"),
+        ("ALIGN_SEED", "1"), ("WORKERS", str(default_workers())), ("MERGES", "8000"),
         ("PREORDER_FOLDS", "2"))}
-    if s["XLPE_TRAIN_POSITIONS"] not in TRAIN_POSITIONS:
-        raise Refused("XLPE_TRAIN_POSITIONS must be oracle, predicted or mixed, not "
-                      f"'{s['XLPE_TRAIN_POSITIONS']}'", 2)
-    if xlpe not in ("0", "1"):
-        raise Refused(f"XLPE must be one of: 0 1, not '{xlpe}'", 2)
-    s["XLPE"] = xlpe
+    check_train_positions(s["XLPE_TRAIN_POSITIONS"])
+    s["XLPE"] = one_of(("0", "1"))(xlpe, "XLPE")
     # (PREORDER_THREADS' default of 2, which the README's numbers were measured with, runs on
     # one core too)
     for name, minimum, maximum in (
-            ("WORKERS", 1, cores()), ("MERGES", 1, None), ("PREORDER_EPOCHS", 1, None),
-            ("PREORDER_THREADS", 1, max(cores(), 2)), ("ALIGN_SEED", 0, 4294967295),
+            ("WORKERS", 1, default_workers()), ("MERGES", 1, None), ("PREORDER_EPOCHS", 1, None),
+            ("PREORDER_THREADS", 1, max(default_workers(), 2)), ("ALIGN_SEED", 0, 4294967295),
             ("PREORDER_FOLDS", 2, None)):
-        s[name] = whole(name, s[name], minimum, maximum)
+        s[name] = whole(minimum, maximum)(s[name], name)
     out = operands[0]
     # a folder named like an option (after --) is passed on as a path, not as an option
     return out if not out.startswith("-") else os.path.join(".", out), s

@@ -71,7 +71,7 @@ import os
 import re
 import sys
 
-from ..io import InputError, check_utf8, run_command
+from ..io import InputError, check_utf8, default_workers, run_command
 from ..io.locks import FolderInUse, claim_folder
 from ..io.outputs import atomic_output
 from ..io.provenance import NO_PREORDERER
@@ -79,7 +79,15 @@ from ..preprocessing.check_raw import check_bpe, check_raw
 from . import pipeline
 from .preorderer_steps import PREORDERER_TIME, preorder
 from .processes import run_child
-from .script_options import Refused, ScriptHelpFormatter, wrapper_name
+from .script_options import (
+    UNSIGNED_NUMBER,
+    Refused,
+    ScriptHelpFormatter,
+    one_of,
+    positive,
+    whole,
+    wrapper_name,
+)
 from .schedules import MODELS, is_xl_pe
 from .steps import StepFailed, Steps, module, remove, remove_stale_temporaries_of
 
@@ -92,18 +100,12 @@ UNSEGMENTED = ("th", "lo", "km", "my", "bo")
 # above this many training pairs the preorderer trains on a sample of this many
 PREORDER_SAMPLE_ABOVE = 35000
 LANGUAGE = re.compile(r"[A-Za-z]{2,8}([-_][A-Za-z0-9]{1,8})*")
-POSITIVE = re.compile(r"([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?")
-
-
-def cores():
-    """The cores this process may use, as the xlpe-* commands count them for --workers."""
-    return len(os.sched_getaffinity(0))
 
 
 def nproc():
     """What coreutils' nproc says: the cores, or fewer where OMP_NUM_THREADS or
     OMP_THREAD_LIMIT say so (the shell recipes' default of WORKERS)."""
-    count = cores()
+    count = default_workers()
     for name in ("OMP_NUM_THREADS", "OMP_THREAD_LIMIT"):
         first = os.environ.get(name, "").split(",")[0]
         if first.isdigit() and int(first) > 0:
@@ -111,34 +113,11 @@ def nproc():
     return count
 
 
-def whole(name, value, minimum, maximum=None):
-    """``value`` without leading zeros if a whole number from ``minimum`` (to ``maximum``),
-    no more than 18 digits; else a usage error naming ``name``."""
-    digits = value.lstrip("0") or "0"
-    if (re.fullmatch(r"[0-9]+", value) and len(digits) <= 18 and int(digits) >= minimum
-            and (maximum is None or int(digits) <= maximum)):
-        return digits
-    if maximum is not None:
-        raise Refused(f"{name} must be a whole number from {minimum} to {maximum}, not "
-                      f"'{value}'", 2)
-    raise Refused(f"{name} must be a whole number of at least {minimum}, not '{value}'", 2)
-
-
-def positive(value):
-    return bool(POSITIVE.fullmatch(value)) and 0 < float(value) < 1e300
-
-
 def ratio(name, value):
     """A factor either way: a number above 1."""
-    if positive(value) and float(value) > 1:
+    if UNSIGNED_NUMBER.fullmatch(value) and 1 < float(value) < 1e300:
         return value
     raise Refused(f"{name} must be a number above 1, not '{value}'", 2)
-
-
-def choice(name, value, choices):
-    if value not in choices:
-        raise Refused(f"{name} must be one of: {' '.join(choices)}, not '{value}'", 2)
-    return value
 
 
 def language(name, value):
@@ -176,17 +155,17 @@ def parse_arguments(argv, prog):
             if word in ("--src", "--tgt"):
                 options[word[2:].upper()] = language(word, value)
             elif word == "--merges":
-                options["MERGES"] = whole(word, value, 1)
+                options["MERGES"] = whole(1)(value, word)
             elif word == "--max-len":
-                options["MAX_LEN"] = whole(word, value, 1)
+                options["MAX_LEN"] = whole(1)(value, word)
             elif word == "--max-ratio":
                 options["MAX_RATIO"] = ratio(word, value)
             elif word == "--ratio-rule":
-                options["RATIO_RULE"] = choice(word, value, ("corpus", "fixed"))
+                options["RATIO_RULE"] = one_of(("corpus", "fixed"))(value, word)
             elif word == "--models":
                 options["MODELS"] = models(word, value)
             else:
-                options["WORKERS"] = whole(word, value, 1, cores())
+                options["WORKERS"] = whole(1, default_workers())(value, word)
             index += 2
         elif word == "--lowercase":
             options["LOWERCASE"], index = "1", index + 1
@@ -227,10 +206,8 @@ def settings_of(options, environ):
                 "RATIO_RULE": "corpus", "MAX_RATIO": "1.5"}
     for name, value in defaults.items():
         s.setdefault(name, value)
-    if s["XLPE_TRAIN_POSITIONS"] not in ("oracle", "predicted", "mixed"):
-        raise Refused("XLPE_TRAIN_POSITIONS must be oracle, predicted or mixed, not "
-                      f"'{s['XLPE_TRAIN_POSITIONS']}'", 2)
-    most = cores()
+    check_train_positions(s["XLPE_TRAIN_POSITIONS"])
+    most = default_workers()
     checks = [("PREORDER_SEEDS", 1, 999), ("PREORDER_BATCH_TOKENS", 1, 9999999),
               ("PREORDER_MAX_LENGTH", 1, 9999999), ("PREORDER_THREADS", 1, most),
               ("PREORDER_JOBS", 1, most), ("PREORDER_SAMPLE", 0, None), ("WORKERS", 1, most),
@@ -238,14 +215,12 @@ def settings_of(options, environ):
               ("JOINED_DICT", 0, 1), ("MERGES", 1, None), ("MAX_LEN", 1, None)]
     for name, minimum, maximum in checks:
         if name in s:
-            s[name] = whole(name, s[name], minimum, maximum)
-    if not positive(s["PREORDER_SECONDS"]):
-        raise Refused(f"PREORDER_SECONDS must be a number above 0, not '{s['PREORDER_SECONDS']}'",
-                      2)
+            s[name] = whole(minimum, maximum)(s[name], name)
+    positive(s["PREORDER_SECONDS"], "PREORDER_SECONDS")
     # members side by side on the cores their threads leave
     s.setdefault("PREORDER_JOBS", str(most // int(s["PREORDER_THREADS"])))
     if "PREORDER_LOSS" in s:
-        choice("PREORDER_LOSS", s["PREORDER_LOSS"], ("pairwise", "structured", "both"))
+        one_of(("pairwise", "structured", "both"))(s["PREORDER_LOSS"], "PREORDER_LOSS")
     if s["PREORDER_DEVICE"] != "cpu":
         # a device that is not there is found now, not after the alignment
         from ..preordering.preorderer import check_device
@@ -253,7 +228,7 @@ def settings_of(options, environ):
             check_device(s["PREORDER_DEVICE"])
         except InputError as err:
             raise Refused(f"PREORDER_DEVICE: {err}", 2) from None
-    choice("RATIO_RULE", s["RATIO_RULE"], ("corpus", "fixed"))
+    one_of(("corpus", "fixed"))(s["RATIO_RULE"], "RATIO_RULE")
     ratio("MAX_RATIO", s["MAX_RATIO"])
     if not wants_preorderer(s["MODELS"]) and s["XLPE_TRAIN_POSITIONS"] != "oracle":
         raise Refused(f"XLPE_TRAIN_POSITIONS={s['XLPE_TRAIN_POSITIONS']} is for XL PE, which "
@@ -311,6 +286,13 @@ def same_line_count(first, second):
     if counts[0] != counts[1]:
         raise Refused(f"{first} has {counts[0]} lines, {second} has {counts[1]}: the sides of a "
                       "parallel corpus need one line per sentence pair", 1)
+
+
+def check_train_positions(value):
+    """XLPE_TRAIN_POSITIONS: the positions XL PE trains on (pipeline.py's docstring)."""
+    if value not in ("oracle", "predicted", "mixed"):
+        raise Refused(f"XLPE_TRAIN_POSITIONS must be oracle, predicted or mixed, not '{value}'",
+                      2)
 
 
 def check_name(path, what, name):

@@ -35,6 +35,17 @@ def whole(minimum, maximum=None):
     return checked
 
 
+# a number written in digits without a sign: 1, 0.5, 5e-4
+UNSIGNED_NUMBER = re.compile(r"([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?")
+
+
+def positive(value, flag):
+    """A number above 0 written in digits (1, 0.5, 5e-4), below 1e300: ``value`` unchanged."""
+    if UNSIGNED_NUMBER.fullmatch(value) and 0 < float(value) < 1e300:
+        return value
+    raise Refused(f"{flag} must be a number above 0, not '{value}'", 2)
+
+
 def number(value, flag):
     """The type of a number option: ``value`` unchanged if a finite number written in digits,
     of magnitude below 1e300."""

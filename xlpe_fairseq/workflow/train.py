@@ -59,6 +59,7 @@ from .script_options import (
     ScriptHelpFormatter,
     check_folder_name,
     one_of,
+    positive,
     whole,
     wrapper_name,
 )
@@ -130,14 +131,6 @@ COUNT_OPTIONS = ("--gpus", "--nodes", "--update-freq", "--max-update", "--warmup
 # fairseq's --log-interval default: a shorter checkpoint interval logs (and shows progress)
 # at each checkpoint
 LOG_INTERVAL = 100
-
-
-def positive(value, flag):
-    """A number above 0 written in digits (1, 0.5, 5e-4), below 1e300: ``value`` unchanged."""
-    if (re.fullmatch(r"([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?", value)
-            and 0 < float(value) < 1e300):
-        return value
-    raise Refused(f"{flag} must be a number above 0, not '{value}'", 2)
 
 
 def help_parser(prog, recipe):
