@@ -8,7 +8,7 @@ import torch
 from xlpe_fairseq.preordering import ensemble, metrics, predict, train
 from xlpe_fairseq.preordering.preorderer import Preorderer
 from xlpe_fairseq.preordering.vocabulary import Vocabulary
-from xlpe_fairseq.workflow.prepare import settings_of
+from xlpe_fairseq.workflow.prepare_settings import settings_of
 
 
 def write_lines(path, rows):

@@ -5,7 +5,7 @@ import os
 import pytest
 
 from xlpe_fairseq.workflow.preorderer_steps import preorderer_training
-from xlpe_fairseq.workflow.prepare import preorderer_defaults, settings_of
+from xlpe_fairseq.workflow.prepare_settings import preorderer_defaults, settings_of
 
 SETTINGS = ("PREORDER_LOSS", "PREORDER_SEEDS", "PREORDER_EPOCHS", "PREORDER_BATCH_TOKENS",
             "PREORDER_MAX_LENGTH", "PREORDER_SAMPLE", "PREORDER_JOBS", "PREORDER_THREADS")

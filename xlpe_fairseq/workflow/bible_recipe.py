@@ -43,7 +43,8 @@ from ..io import default_workers, run_command
 from ..io.locks import FolderInUse, claim_folder
 from . import pipeline
 from .preorderer_steps import cross_fit
-from .prepare import check_name, check_train_positions
+from .prepare import check_name
+from .prepare_settings import check_train_positions
 from .script_options import Refused, ScriptHelpFormatter, one_of, whole, wrapper_name
 from .steps import Steps, remove_stale_temporaries_of, report
 
