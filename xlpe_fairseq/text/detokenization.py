@@ -8,7 +8,7 @@ characters that the word segmenter split, inside curly quotes, and before an ASC
 that follows a CJK character (``ファイル(&F)``, as the message catalogs write it). Other spaces
 between CJK and Latin words stay as Moses leaves them (``%s が見つかりません``: the catalogs put
 a space around a placeholder four times in five). Placeholders, URLs and paths come back as
-written: tokenization kept each one token (``preprocessing.placeholders``).
+written: tokenization kept each one token (``placeholders``).
 
 Guillemets are quotes Moses does not know: it leaves a space on each side, so ``Файл «%s»
 не найден.`` came back ``Файл « %s » не найден.``, and sacreBLEU's 13a, which splits ASCII
