@@ -145,6 +145,16 @@ def write_average(directory, count, output):
     return paths, notes
 
 
+def average_and_report(directory, count, output):
+    """``xlpe-average-checkpoints``: ``write_average``, then the checkpoints averaged and the
+    notes on them said."""
+    paths, notes = write_average(directory, count, output)
+    print(f"xlpe-average-checkpoints: {output} = mean of "
+          f"{', '.join(os.path.basename(p) for p in paths)}", file=sys.stderr)
+    for note in notes:
+        print(f"xlpe-average-checkpoints: {note}", file=sys.stderr)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="xlpe-average-checkpoints",
                                      description=__doc__.splitlines()[0],
@@ -154,14 +164,8 @@ def main(argv=None):
     parser.add_argument("--output", required=True, help="averaged checkpoint to write")
     args = parser.parse_args(argv)
 
-    def body():
-        paths, notes = write_average(args.checkpoint_dir, args.num, args.output)
-        print(f"xlpe-average-checkpoints: {args.output} = mean of "
-              f"{', '.join(os.path.basename(p) for p in paths)}", file=sys.stderr)
-        for note in notes:
-            print(f"xlpe-average-checkpoints: {note}", file=sys.stderr)
-
-    run_command(body, "xlpe-average-checkpoints")
+    run_command(lambda: average_and_report(args.checkpoint_dir, args.num, args.output),
+                "xlpe-average-checkpoints")
 
 
 if __name__ == "__main__":

@@ -97,34 +97,40 @@ def main(argv=None):
                         help="label printed before the scores (default: none)")
     args = parser.parse_args(argv)
 
-    run_command(lambda: _score_generate_output(args), parser.prog)
+    run_command(lambda: score_generate_output(
+        args.generate_output, args.reference, args.target_lang, args.tokenized_reference,
+        args.tokenize, args.json, args.detokenized_output, args.name), parser.prog)
     return 0
 
 
-def _score_generate_output(args):
-    require_files([args.generate_output, args.reference])
-    check_outputs([args.json, args.detokenized_output], [args.generate_output, args.reference])
-    tokenize = bleu_tokenizer(args.target_lang, args.tokenize)
-    references = read_lines(args.reference)
-    require_lines(args.reference, len(references))
+def score_generate_output(generate_output, reference, target_lang, tokenized_reference=False,
+                          tokenize=None, json_output=None, detokenized_output=None, name=""):
+    """``xlpe-bleu``: the scores of a complete fairseq-generate run printed (under ``name``),
+    and written to ``json_output`` and the detokenized hypotheses to ``detokenized_output``
+    where given (both or neither)."""
+    require_files([generate_output, reference])
+    check_outputs([json_output, detokenized_output], [generate_output, reference])
+    tokenize = bleu_tokenizer(target_lang, tokenize)
+    references = read_lines(reference)
+    require_lines(reference, len(references))
     try:
-        generated = read_generate_output(args.generate_output, len(references), args.reference)
+        generated = read_generate_output(generate_output, len(references), reference)
     except IncompleteGenerationError as err:
         raise InputError(str(err)) from None
-    check_reference(references, generated.targets, args.reference, args.generate_output)
-    hypotheses = detokenize(generated.hypotheses, args.target_lang)
-    if args.tokenized_reference:
-        references = detokenize(references, args.target_lang)
+    check_reference(references, generated.targets, reference, generate_output)
+    hypotheses = detokenize(generated.hypotheses, target_lang)
+    if tokenized_reference:
+        references = detokenize(references, target_lang)
     result = score(hypotheses, references, tokenize)
-    if args.name:
-        result["name"] = args.name
+    if name:
+        result["name"] = name
     # the scores, then each one's sacreBLEU signature, as xlpe-compare prints them
-    print(f"{args.name + ': ' if args.name else ''}BLEU {result['bleu']:.2f}  chrF "
+    print(f"{name + ': ' if name else ''}BLEU {result['bleu']:.2f}  chrF "
           f"{result['chrf']:.2f}  ({result['sentences']} sentences)\n"
           f"BLEU: {result['bleu_signature']}\nchrF: {result['chrf_signature']}")
     writers = {
-        args.json: lambda out: json.dump(result, out, indent=2),
-        args.detokenized_output: lambda out: out.writelines(f"{line}\n" for line in hypotheses),
+        json_output: lambda out: json.dump(result, out, indent=2),
+        detokenized_output: lambda out: out.writelines(f"{line}\n" for line in hypotheses),
     }
     writers.pop(None, None)
     # both files or neither

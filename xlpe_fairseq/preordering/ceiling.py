@@ -141,6 +141,21 @@ def format_report(rows):
     return "\n".join(lines)
 
 
+def ceiling_files(source, reorder, target=None, short_length=6, max_repeated=MAX_REPEATED):
+    """``xlpe-reorder-ceiling``: its report on the ``source`` BPE text and its oracle
+    ``reorder`` (and the ``target`` side, if given), each line ended."""
+    sources, positions, targets, total = read_repeated(source, reorder, target, max_repeated)
+    rows = ceiling_report(sources, positions, targets, short_length)
+    if not rows:
+        return f"{source}: no source of two or more tokens occurs twice\n"
+    lines = []
+    if len(sources) < total:
+        lines.append(f"on {len(sources)} of the {total} lines whose source repeats "
+                     f"(--max-repeated {max_repeated})")
+    lines.append(format_report(rows))
+    return "\n".join(lines) + "\n"
+
+
 def build_parser():
     parser = argparse.ArgumentParser(
         prog="xlpe-reorder-ceiling",
@@ -172,19 +187,9 @@ def main(argv=None):
     if args.short_length < 2:
         parser.error("--short-length must be at least 2")
 
-    def body():
-        sources, positions, targets, total = read_repeated(args.source, args.reorder,
-                                                           args.target, args.max_repeated)
-        rows = ceiling_report(sources, positions, targets, args.short_length)
-        if not rows:
-            print(f"{args.source}: no source of two or more tokens occurs twice")
-            return
-        if len(sources) < total:
-            print(f"on {len(sources)} of the {total} lines whose source repeats "
-                  f"(--max-repeated {args.max_repeated})")
-        print(format_report(rows))
-
-    run_command(body, "xlpe-reorder-ceiling")
+    run_command(lambda: print(ceiling_files(args.source, args.reorder, args.target,
+                                            args.short_length, args.max_repeated), end=""),
+                "xlpe-reorder-ceiling")
 
 
 if __name__ == "__main__":

@@ -13,14 +13,13 @@ import argparse
 import random
 import sys
 
-import torch
-
 from ..help_format import HelpFormatter
 from ..io import Number, atomic_output, check_outputs, run_command
 from .corpus import read_source_with_reorder
 from .train import (
     add_training_arguments,
     parse_with_valid_pair,
+    torch_threads,
     train_preorderer,
     training_settings,
 )
@@ -55,6 +54,30 @@ def write_reorder(path, rows):
             out.write(" ".join(map(str, positions)) + "\n")
 
 
+def cross_fit_files(source, reorder, output, mixed_output=None, valid_source=None,
+                    valid_reorder=None, folds=2, oracle_fraction=0.5, threads=1, seed=1,
+                    **settings):
+    """``xlpe-preorder-crossfit``: ``source``'s cross-fitted positions (``cross_fit``) written
+    to ``output``, and their mix with the oracle ``reorder`` to ``mixed_output`` if given, on
+    ``threads`` of torch's; ``seed`` seeds the training and the mix, ``settings`` are
+    ``train_preorderer``'s other keywords."""
+    with torch_threads(threads):
+        inputs = [source, reorder] + ([valid_source, valid_reorder] if valid_source else [])
+        check_outputs([output, mixed_output], inputs)
+        sentences, positions = read_source_with_reorder(source, reorder)
+        valid = None
+        if valid_source:
+            valid = read_source_with_reorder(valid_source, valid_reorder)
+        predicted = cross_fit(
+            sentences, positions, folds, valid, seed=seed, **settings,
+            log=lambda line: print(f"xlpe-preorder-crossfit: {line}", file=sys.stderr,
+                                   flush=True))
+        write_reorder(output, predicted)
+        if mixed_output:
+            write_reorder(mixed_output,
+                          mix(positions, predicted, oracle_fraction, seed))
+
+
 def build_parser():
     parser = argparse.ArgumentParser(
         prog="xlpe-preorder-crossfit",
@@ -82,25 +105,10 @@ def main(argv=None):
     if not 0.0 <= args.oracle_fraction <= 1.0:
         parser.error(f"--oracle-fraction must be in [0, 1], got {args.oracle_fraction}")
 
-    def body():
-        torch.set_num_threads(args.threads)
-        inputs = [args.source, args.reorder] + (
-            [args.valid_source, args.valid_reorder] if args.valid_source else [])
-        check_outputs([args.output, args.mixed_output], inputs)
-        sentences, positions = read_source_with_reorder(args.source, args.reorder)
-        valid = None
-        if args.valid_source:
-            valid = read_source_with_reorder(args.valid_source, args.valid_reorder)
-        predicted = cross_fit(
-            sentences, positions, args.folds, valid, **training_settings(args),
-            log=lambda line: print(f"xlpe-preorder-crossfit: {line}", file=sys.stderr,
-                                   flush=True))
-        write_reorder(args.output, predicted)
-        if args.mixed_output:
-            write_reorder(args.mixed_output,
-                          mix(positions, predicted, args.oracle_fraction, args.seed))
-
-    run_command(body, "xlpe-preorder-crossfit")
+    run_command(lambda: cross_fit_files(
+        args.source, args.reorder, args.output, args.mixed_output, args.valid_source,
+        args.valid_reorder, args.folds, args.oracle_fraction, args.threads,
+        **training_settings(args)), "xlpe-preorder-crossfit")
 
 
 if __name__ == "__main__":

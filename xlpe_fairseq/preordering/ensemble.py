@@ -9,8 +9,6 @@ fairseq-interactive and ``xlpe-translate``).
 import argparse
 import sys
 
-import torch
-
 from ..help_format import HelpFormatter
 from ..io import (
     InputError,
@@ -21,7 +19,45 @@ from ..io import (
 from .corpus import read_source_with_reorder
 from .metrics import corpus_scores
 from .preorderer import Preorderer, PreordererEnsemble
-from .train import add_device_arguments, format_scores, parse_with_valid_pair, tune_penalty
+from .train import (
+    add_device_arguments,
+    format_scores,
+    parse_with_valid_pair,
+    torch_threads,
+    tune_penalty,
+)
+
+
+def log(line):
+    print(f"xlpe-preorder-ensemble: {line}", file=sys.stderr, flush=True)
+
+
+def ensemble_files(preorderers, save, valid_source=None, valid_reorder=None, device="cpu",
+                   threads=1):
+    """``xlpe-preorder-ensemble``: the checkpoints ``preorderers`` as one, saved to ``save``,
+    its inversion penalty tuned on ``valid_source``/``valid_reorder`` if given (else the
+    members' mean), on ``threads`` of torch's."""
+    with torch_threads(threads):
+        valid_files = [valid_source, valid_reorder] if valid_source else []
+        require_files(preorderers + valid_files)
+        check_outputs([save], preorderers + valid_files)
+        members = []
+        for path in preorderers:
+            member = Preorderer.load(path, device=device)
+            if isinstance(member, PreordererEnsemble):
+                raise InputError(f"{path}: an ensemble; give its members' checkpoints")
+            members.append(member)
+        ensemble = PreordererEnsemble(
+            members, inversion_penalty=sum(m.inversion_penalty for m in members) / len(members))
+        if valid_source:
+            valid = read_source_with_reorder(valid_source, valid_reorder)
+            for path, member in zip(preorderers, members):
+                scores = corpus_scores(member.predict(valid[0]), valid[1])
+                log(f"{path}: valid {format_scores(scores)}")
+            ensemble.inversion_penalty = tune_penalty(ensemble, valid, log)
+        ensemble.save(save)
+        log(f"wrote {len(members)} preorderers, inversion penalty "
+            f"{ensemble.inversion_penalty:g}, to {save}")
 
 
 def build_parser():
@@ -48,34 +84,9 @@ def main(argv=None):
     args = parse_with_valid_pair(parser, argv)
     if len(args.preorderers) < 2:
         parser.error("--preorderers: an ensemble needs two or more checkpoints")
-
-    def log(line):
-        print(f"xlpe-preorder-ensemble: {line}", file=sys.stderr, flush=True)
-
-    def body():
-        torch.set_num_threads(args.threads)
-        valid_files = [args.valid_source, args.valid_reorder] if args.valid_source else []
-        require_files(args.preorderers + valid_files)
-        check_outputs([args.save], args.preorderers + valid_files)
-        members = []
-        for path in args.preorderers:
-            member = Preorderer.load(path, device=args.device)
-            if isinstance(member, PreordererEnsemble):
-                raise InputError(f"{path}: an ensemble; give its members' checkpoints")
-            members.append(member)
-        ensemble = PreordererEnsemble(
-            members, inversion_penalty=sum(m.inversion_penalty for m in members) / len(members))
-        if args.valid_source:
-            valid = read_source_with_reorder(args.valid_source, args.valid_reorder)
-            for path, member in zip(args.preorderers, members):
-                scores = corpus_scores(member.predict(valid[0]), valid[1])
-                log(f"{path}: valid {format_scores(scores)}")
-            ensemble.inversion_penalty = tune_penalty(ensemble, valid, log)
-        ensemble.save(args.save)
-        log(f"wrote {len(members)} preorderers, inversion penalty "
-            f"{ensemble.inversion_penalty:g}, to {args.save}")
-
-    run_command(body, "xlpe-preorder-ensemble")
+    run_command(lambda: ensemble_files(args.preorderers, args.save, args.valid_source,
+                                       args.valid_reorder, args.device, args.threads),
+                "xlpe-preorder-ensemble")
 
 
 if __name__ == "__main__":

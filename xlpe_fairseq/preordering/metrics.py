@@ -93,6 +93,26 @@ def format_scores(hypothesis, monotone):
     )
 
 
+def score_files(hypothesis, reference):
+    """``xlpe-reorder-score``: the table of ``format_scores`` for the reorder file
+    ``hypothesis`` against ``reference``, each line ended."""
+    total = check_same_line_count([hypothesis, reference])
+    require_lines(reference, total)
+    lengths = [len(fields) for fields in read_tokens(reference)]
+    references = read_reorder(reference, lengths, reference)
+    hypothesis_lengths = [len(fields) for fields in read_tokens(hypothesis)]
+    for lineno, (n_hyp, n_ref) in enumerate(zip(hypothesis_lengths, lengths), start=1):
+        if n_hyp != n_ref:
+            raise InputError(f"{hypothesis} line {lineno}: {n_hyp} positions, but "
+                             f"{reference} line {lineno} has {n_ref}: both must be "
+                             "reorder lines of the same sentences")
+    hypotheses = read_reorder(hypothesis, lengths, reference)
+    scores = corpus_scores(hypotheses, references)
+    if scores["sentences"] == 0:
+        raise InputError(f"{reference}: no sentence of two or more tokens to score")
+    return format_scores(scores, monotone_scores(references)) + "\n"
+
+
 def build_parser():
     parser = argparse.ArgumentParser(
         prog="xlpe-reorder-score",
@@ -111,24 +131,8 @@ def build_parser():
 def main(argv=None):
     args = build_parser().parse_args(argv)
 
-    def body():
-        total = check_same_line_count([args.hypothesis, args.reference])
-        require_lines(args.reference, total)
-        lengths = [len(fields) for fields in read_tokens(args.reference)]
-        references = read_reorder(args.reference, lengths, args.reference)
-        hypothesis_lengths = [len(fields) for fields in read_tokens(args.hypothesis)]
-        for lineno, (n_hyp, n_ref) in enumerate(zip(hypothesis_lengths, lengths), start=1):
-            if n_hyp != n_ref:
-                raise InputError(f"{args.hypothesis} line {lineno}: {n_hyp} positions, but "
-                                 f"{args.reference} line {lineno} has {n_ref}: both must be "
-                                 "reorder lines of the same sentences")
-        hypotheses = read_reorder(args.hypothesis, lengths, args.reference)
-        scores = corpus_scores(hypotheses, references)
-        if scores["sentences"] == 0:
-            raise InputError(f"{args.reference}: no sentence of two or more tokens to score")
-        print(format_scores(scores, monotone_scores(references)))
-
-    run_command(body, "xlpe-reorder-score")
+    run_command(lambda: print(score_files(args.hypothesis, args.reference), end=""),
+                "xlpe-reorder-score")
 
 
 if __name__ == "__main__":

@@ -36,6 +36,19 @@ def predict_file(preorderer, source, output, max_tokens=20000):
     return len(sentences)
 
 
+def predict_files(preorderer_path, jobs, device="cpu", max_tokens=20000):
+    """``xlpe-preorder``: each ``(source, output)`` of ``jobs`` predicted by the preorderer
+    ``preorderer_path``, loaded once, each file said when written."""
+    for source, output in jobs:
+        require_files([preorderer_path, source])
+        check_outputs([output], [preorderer_path, source])
+    check_device(device)
+    preorderer = Preorderer.load(preorderer_path, device=device)
+    for source, output in jobs:
+        count = predict_file(preorderer, source, output, max_tokens)
+        print(f"xlpe-preorder: wrote {count} lines to {output}", file=sys.stderr)
+
+
 def build_parser():
     parser = argparse.ArgumentParser(
         prog="xlpe-preorder",
@@ -56,15 +69,8 @@ def build_parser():
 def main(argv=None):
     args = build_parser().parse_args(argv)
 
-    def body():
-        require_files([args.preorderer, args.source])
-        check_outputs([args.output], [args.preorderer, args.source])
-        check_device(args.device)
-        preorderer = Preorderer.load(args.preorderer, device=args.device)
-        count = predict_file(preorderer, args.source, args.output, args.max_tokens)
-        print(f"xlpe-preorder: wrote {count} lines to {args.output}", file=sys.stderr)
-
-    run_command(body, "xlpe-preorder")
+    run_command(lambda: predict_files(args.preorderer, [(args.source, args.output)],
+                                      args.device, args.max_tokens), "xlpe-preorder")
 
 
 if __name__ == "__main__":

@@ -5,6 +5,7 @@ Ding et al. 2020 / Neubig et al. 2012); the fitted preorderer predicts them for 
 without a target, i.e. valid and test sets.
 """
 import argparse
+import contextlib
 import random
 import sys
 import time
@@ -253,32 +254,54 @@ def training_settings(args):
                 device=args.device)
 
 
-def main(argv=None):
-    args = parse_with_valid_pair(build_parser(), argv)
+@contextlib.contextmanager
+def torch_threads(count):
+    """torch's CPU threads ``count`` in the block, as many as before after it: a step of a
+    preparation leaves the process's threads as it found them."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(count)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
 
-    def body():
-        torch.set_num_threads(args.threads)
-        inputs = [args.source, args.reorder] + (
-            [args.valid_source, args.valid_reorder] if args.valid_source else [])
-        check_outputs([args.save], inputs)  # before training, not after it
-        check_device(args.device)
-        if args.sample is None:
-            sentences, positions = read_source_with_reorder(args.source, args.reorder)
+
+def train_files(source, reorder, save, valid_source=None, valid_reorder=None, *, sample=None,
+                sample_seed=1, threads=1, device="cpu", max_train_length=200, **settings):
+    """``xlpe-preorder-train``: a preorderer trained on the ``source`` BPE text and its oracle
+    positions ``reorder`` (a seeded ``sample`` of that many sentences, read without holding
+    the corpus), validated on ``valid_source``/``valid_reorder`` if given, on ``threads`` of
+    torch's, saved to ``save``; ``settings``: ``train_preorderer``'s other keywords. Each
+    epoch's line goes to stderr."""
+    with torch_threads(threads):
+        inputs = [source, reorder] + ([valid_source, valid_reorder] if valid_source else [])
+        check_outputs([save], inputs)  # before training, not after it
+        check_device(device)
+        if sample is None:
+            sentences, positions = read_source_with_reorder(source, reorder)
         else:
-            sentences, positions = read_sample_with_reorder(args.source, args.reorder,
-                                                            args.sample, args.sample_seed)
-        if not any(2 <= len(s) <= args.max_train_length for s in sentences):
-            raise InputError(f"{args.source}: no sentence of 2 to --max-train-length "
-                             f"({args.max_train_length}) tokens to train on")
+            sentences, positions = read_sample_with_reorder(source, reorder, sample,
+                                                            sample_seed)
+        if not any(2 <= len(s) <= max_train_length for s in sentences):
+            raise InputError(f"{source}: no sentence of 2 to --max-train-length "
+                             f"({max_train_length}) tokens to train on")
         valid = None
-        if args.valid_source:
-            valid = read_source_with_reorder(args.valid_source, args.valid_reorder)
+        if valid_source:
+            valid = read_source_with_reorder(valid_source, valid_reorder)
         train_preorderer(
-            sentences, positions, valid, save=args.save, **training_settings(args),
+            sentences, positions, valid, save=save, device=device,
+            max_train_length=max_train_length, **settings,
             log=lambda line: print(f"xlpe-preorder-train: {line}", file=sys.stderr, flush=True),
         )
 
-    run_command(body, "xlpe-preorder-train")
+
+def main(argv=None):
+    args = parse_with_valid_pair(build_parser(), argv)
+    settings = training_settings(args)
+    run_command(lambda: train_files(args.source, args.reorder, args.save, args.valid_source,
+                                    args.valid_reorder, sample=args.sample,
+                                    sample_seed=args.sample_seed, threads=args.threads,
+                                    **settings), "xlpe-preorder-train")
 
 
 if __name__ == "__main__":

@@ -66,6 +66,18 @@ def binarize_reorder(reorder_path, source_path, prefix, chunk_size=100000):
     return total
 
 
+def binarize_and_report(reorder, source, destdir, split, source_lang, target_lang):
+    """``xlpe-binarize``: SPLIT's positions ``reorder`` over the BPE text ``source`` into
+    DESTDIR/SPLIT.reorder.SRC-TGT.{bin,idx} (``binarize_reorder``), then what was written
+    said."""
+    prefix = dataset_prefix(destdir, split, source_lang, target_lang)
+    replacing = os.path.exists(prefix + ".idx")
+    count = binarize_reorder(reorder, source, prefix)
+    # the name says nothing of the method (btg, dpe, preorderer) the old positions had
+    print(f"xlpe-binarize: {'replaced' if replacing else 'wrote'} {prefix}.bin/.idx "
+          f"({count} sentences)", file=sys.stderr)
+
+
 def build_parser():
     parser = argparse.ArgumentParser(prog="xlpe-binarize", description=__doc__.splitlines()[0],
                                      formatter_class=HelpFormatter)
@@ -88,15 +100,9 @@ def main(argv=None):
         if not name or os.sep in name or name in (".", ".."):
             parser.error(f"{option} must be a plain name, got {name!r}")
 
-    def body():
-        prefix = dataset_prefix(args.destdir, args.split, args.source_lang, args.target_lang)
-        replacing = os.path.exists(prefix + ".idx")
-        count = binarize_reorder(args.reorder, args.source, prefix)
-        # the name says nothing of the method (btg, dpe, preorderer) the old positions had
-        print(f"xlpe-binarize: {'replaced' if replacing else 'wrote'} {prefix}.bin/.idx "
-              f"({count} sentences)", file=sys.stderr)
-
-    run_command(body, "xlpe-binarize")
+    run_command(lambda: binarize_and_report(args.reorder, args.source, args.destdir, args.split,
+                                            args.source_lang, args.target_lang),
+                "xlpe-binarize")
 
 
 if __name__ == "__main__":

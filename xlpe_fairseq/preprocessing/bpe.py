@@ -33,6 +33,8 @@ from ..io import (
 )
 
 END_OF_WORD = "</w>"
+# lines per work unit of ``xlpe-bpe apply``
+APPLY_CHUNK_SIZE = 50000
 
 
 def count_words(paths, workers, chunk_size=100000):
@@ -210,7 +212,8 @@ def read_codes(path):
     return merges
 
 
-def apply_bpe_file(codes_path, input_path, output_path, workers, chunk_size):
+def apply_bpe_file(codes_path, input_path, output_path, workers=1,
+                   chunk_size=APPLY_CHUNK_SIZE):
     """Apply BPE codes to a tokenized file (``@@ `` marks a split), chunk by chunk."""
     require_files([codes_path, input_path])
     check_outputs([output_path], [codes_path, input_path])
@@ -222,6 +225,20 @@ def apply_bpe_file(codes_path, input_path, output_path, workers, chunk_size):
         for lines in parallel_imap(work, read_chunks(input_path, chunk_size), workers,
                                    total=count_lines(input_path), desc=f"bpe {input_path}"):
             out.writelines(lines)
+
+
+def learn_codes(inputs, codes, merges, min_frequency=2, workers=1):
+    """``xlpe-bpe learn``: ``merges`` joint codes learned on the ``inputs`` (tokenized files)
+    written to ``codes``; InputError where they hold no words or no pair frequent enough."""
+    check_outputs([codes], inputs)
+    counts = count_words(inputs, workers)
+    if not counts:
+        raise InputError(f"{', '.join(inputs)}: no words to learn BPE codes from")
+    learned = learn_bpe(counts, merges, min_frequency)
+    if not learned:
+        raise InputError(f"{', '.join(inputs)}: no pair of symbols occurs "
+                         f"--min-frequency {min_frequency} times: no codes")
+    write_codes(codes, learned)
 
 
 def build_parser():
@@ -246,7 +263,7 @@ def build_parser():
     apply.add_argument("--codes", required=True, help="codes file (fastBPE format)")
     apply.add_argument("--input", required=True, help="tokenized text")
     apply.add_argument("--output", required=True, help="BPE text to write")
-    add_parallel_arguments(apply, chunk_size=50000)
+    add_parallel_arguments(apply, chunk_size=APPLY_CHUNK_SIZE)
     return parser
 
 
@@ -255,15 +272,7 @@ def main(argv=None):
 
     def body():
         if args.command == "learn":
-            check_outputs([args.codes], args.input)
-            counts = count_words(args.input, args.workers)
-            if not counts:
-                raise InputError(f"{', '.join(args.input)}: no words to learn BPE codes from")
-            merges = learn_bpe(counts, args.merges, args.min_frequency)
-            if not merges:
-                raise InputError(f"{', '.join(args.input)}: no pair of symbols occurs "
-                                 f"--min-frequency {args.min_frequency} times: no codes")
-            write_codes(args.codes, merges)
+            learn_codes(args.input, args.codes, args.merges, args.min_frequency, args.workers)
         else:
             apply_bpe_file(args.codes, args.input, args.output, args.workers, args.chunk_size)
 

@@ -159,6 +159,12 @@ def report(kept, total, rule, dropped, prog):
               file=sys.stderr)
 
 
+def filter_and_report(source, target, out_source, out_target, max_len,
+                      max_ratio=DEFAULT_MAX_RATIO, rule="corpus", prog="length_filter"):
+    """``filter_pairs``, then what it kept and dropped said (``report``) under ``prog``."""
+    report(*filter_pairs(source, target, out_source, out_target, max_len, max_ratio, rule), prog)
+
+
 def build_parser():
     parser = argparse.ArgumentParser(prog="length_filter", description=__doc__.splitlines()[0],
                                      formatter_class=HelpFormatter)
@@ -183,11 +189,9 @@ def build_parser():
 def main(argv=None):
     args = build_parser().parse_args(argv)
 
-    def body():
-        report(*filter_pairs(args.source, args.target, args.out_source, args.out_target,
-                             args.max_len, args.max_ratio, args.ratio_rule), args.prog)
-
-    run_command(body, args.prog)
+    run_command(lambda: filter_and_report(args.source, args.target, args.out_source,
+                                          args.out_target, args.max_len, args.max_ratio,
+                                          args.ratio_rule, args.prog), args.prog)
 
 
 if __name__ == "__main__":

@@ -69,6 +69,13 @@ def split_corpus(source, target, out, splits, seed=1, size=None):
     return {split: len(indices) for split, indices in chosen.items()}
 
 
+def split_and_report(source, target, out, splits, seed=1, size=None):
+    """``split_corpus``, then the pairs of each split said."""
+    counts = split_corpus(source, target, out, splits, seed, size)
+    print("== " + ", ".join(f"{split}: {n} pairs" for split, n in counts.items()),
+          file=sys.stderr)
+
+
 def build_parser():
     parser = argparse.ArgumentParser(prog="split_corpus", description=__doc__.splitlines()[0])
     parser.add_argument("--source", required=True, help="source side, e.g. raw/train.fr")
@@ -90,13 +97,8 @@ def main(argv=None):
     if os.path.splitext(args.source)[1] == os.path.splitext(args.target)[1]:
         parser.error("--source and --target need different language extensions")
 
-    def body():
-        counts = split_corpus(args.source, args.target, args.out, args.splits, args.seed,
-                              args.size)
-        print("== " + ", ".join(f"{split}: {n} pairs" for split, n in counts.items()),
-              file=sys.stderr)
-
-    run_command(body, parser.prog)
+    run_command(lambda: split_and_report(args.source, args.target, args.out, args.splits,
+                                         args.seed, args.size), parser.prog)
 
 
 if __name__ == "__main__":

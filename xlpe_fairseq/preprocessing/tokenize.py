@@ -41,6 +41,13 @@ def tokenize_file(input_path, output_path, lang, lowercase=False, tokenize=True,
             out.writelines(lines)
 
 
+def warn_without_rules(lang):
+    """Say that Moses has no rules for ``lang``, where it has none: the general rules apply."""
+    if not has_rules(lang):
+        print(f"xlpe-tokenize: warning: Moses has no rules for '{lang}': the general rules "
+              "apply, with English's non-breaking prefixes (Mr., e.g.)", file=sys.stderr)
+
+
 def build_parser():
     parser = argparse.ArgumentParser(prog="xlpe-tokenize", description=__doc__.splitlines()[0],
                                      formatter_class=HelpFormatter)
@@ -58,9 +65,8 @@ def build_parser():
 
 def main(argv=None):
     args = build_parser().parse_args(argv)
-    if args.tokenize and not has_rules(args.lang):
-        print(f"xlpe-tokenize: warning: Moses has no rules for '{args.lang}': the general "
-              "rules apply, with English's non-breaking prefixes (Mr., e.g.)", file=sys.stderr)
+    if args.tokenize:
+        warn_without_rules(args.lang)
     run_command(
         lambda: tokenize_file(args.input, args.output, args.lang, args.lowercase, args.tokenize,
                               args.workers, args.chunk_size),

@@ -53,6 +53,7 @@ from ..io import (
     shell_words,
     temporary_directory,
 )
+from ..io.children import completed_child
 
 INSTALL_HINTS = {
     "eflomal-align": "pip install eflomal",
@@ -118,9 +119,10 @@ def find_tool(name):
 
 
 def _run(command, env=None, stdout=None, verbose=False, cwd=None):
-    """Run a tool; its stderr is shown live when verbose, else kept for the error message."""
+    """Run a tool in its own process group, ended with this command (``io.children``); its
+    stderr is shown live when verbose, else kept for the error message."""
     stderr = None if verbose else subprocess.PIPE
-    result = subprocess.run(command, env=env, stdout=stdout, stderr=stderr, text=True, cwd=cwd)
+    result = completed_child(command, env=env, stdout=stdout, stderr=stderr, text=True, cwd=cwd)
     if result.returncode != 0:
         raise ToolError(
             f"{shlex.join(command)} failed with status {result.returncode}:\n"
@@ -309,6 +311,24 @@ def align_files(source, target, output, forward_output=None, reverse_output=None
     return total
 
 
+def align_and_report(source, target, output, forward_output=None, reverse_output=None,
+                     aligner="eflomal", workers=1, chunk_size=250000, aligner_args=(),
+                     verbose=False, seed=1):
+    """``xlpe-align``: ``align_files``, then its speed said, and a warning where eflomal was
+    built for the CPU that built it."""
+    start = time.perf_counter()
+    pairs = align_files(source, target, output, forward_output, reverse_output, aligner, workers,
+                        chunk_size, aligner_args, verbose, seed)
+    seconds = time.perf_counter() - start
+    print(f"xlpe-align: {pairs} pairs in {seconds:.1f} s "
+          f"({pairs / max(seconds, 1e-9):.0f} pairs/s)", file=sys.stderr)
+    build = eflomal_build() if aligner == "eflomal" else None
+    if build is not None and not build[1]:
+        print(f"xlpe-align: eflomal was compiled for the CPU that built it ({build[0]}): "
+              "another CPU model aligns differently; the repository's "
+              "scripts/install_eflomal.sh builds it for any x86-64 CPU", file=sys.stderr)
+
+
 def _seed(text):
     if text == "none":
         return None
@@ -354,21 +374,10 @@ def build_parser():
 def main(argv=None):
     args = build_parser().parse_args(argv)
 
-    def body():
-        start = time.perf_counter()
-        pairs = align_files(args.source, args.target, args.output, args.forward_output,
-                            args.reverse_output, args.aligner, args.workers, args.chunk_size,
-                            shlex.split(args.aligner_args), args.verbose, args.seed)
-        seconds = time.perf_counter() - start
-        print(f"xlpe-align: {pairs} pairs in {seconds:.1f} s "
-              f"({pairs / max(seconds, 1e-9):.0f} pairs/s)", file=sys.stderr)
-        build = eflomal_build() if args.aligner == "eflomal" else None
-        if build is not None and not build[1]:
-            print(f"xlpe-align: eflomal was compiled for the CPU that built it ({build[0]}): "
-                  "another CPU model aligns differently; the repository's "
-                  "scripts/install_eflomal.sh builds it for any x86-64 CPU", file=sys.stderr)
-
-    run_command(body, "xlpe-align")
+    run_command(lambda: align_and_report(
+        args.source, args.target, args.output, args.forward_output, args.reverse_output,
+        args.aligner, args.workers, args.chunk_size, shlex.split(args.aligner_args),
+        args.verbose, args.seed), "xlpe-align")
 
 
 if __name__ == "__main__":

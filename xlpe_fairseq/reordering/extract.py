@@ -34,6 +34,8 @@ MAX_BTG_TOKENS = 1023
 # method name -> function(n_src, links) -> positions (a permutation of range(n_src)); btg takes
 # the source tokens instead of n_src (it moves the BPE pieces of a word together)
 METHODS = {"dpe": dpe_positions, "btg": btg_positions}
+# sentence pairs per work unit
+CHUNK_SIZE = 10000
 
 
 # what the aligners write: i-j links separated by single spaces; other lines take the
@@ -119,7 +121,7 @@ def extract_chunk(chunk, method, paths, unaligned=UNALIGNED_KEEP):
     return "\n".join(lines), len(rows), cases
 
 
-def extract_file(method, source, target, alignment, output, workers, chunk_size,
+def extract_file(method, source, target, alignment, output, workers=1, chunk_size=CHUNK_SIZE,
                  unaligned=UNALIGNED_KEEP):
     """Stream the three inputs through ``method`` into ``output``; return the case counts.
 
@@ -161,6 +163,14 @@ def format_cases(cases, method="dpe", unaligned=UNALIGNED_KEEP):
     )
 
 
+def extract_and_report(method, source, target, alignment, output, workers=1,
+                       chunk_size=CHUNK_SIZE, unaligned=UNALIGNED_KEEP):
+    """``xlpe-reorder``: ``extract_file``, then how often each rule applied said."""
+    cases = extract_file(method, source, target, alignment, output, workers, chunk_size,
+                         unaligned)
+    print(f"xlpe-reorder: {format_cases(cases, method, unaligned)}", file=sys.stderr)
+
+
 def build_parser():
     parser = argparse.ArgumentParser(
         prog="xlpe-reorder",
@@ -182,7 +192,7 @@ def build_parser():
     parser.add_argument("--alignment", required=True,
                         help="alignment over the BPE tokens, fairseq i-j links a line")
     parser.add_argument("--output", required=True, help="reorder file to write")
-    add_parallel_arguments(parser, chunk_size=10000, unit="sentence pairs")
+    add_parallel_arguments(parser, chunk_size=CHUNK_SIZE, unit="sentence pairs")
     return parser
 
 
@@ -194,12 +204,9 @@ def main(argv=None):
                      f"words to a neighbour), not to --method {args.method}")
     unaligned = args.unaligned or UNALIGNED_KEEP
 
-    def body():
-        cases = extract_file(args.method, args.source, args.target, args.alignment,
-                             args.output, args.workers, args.chunk_size, unaligned)
-        print(f"xlpe-reorder: {format_cases(cases, args.method, unaligned)}", file=sys.stderr)
-
-    run_command(body, "xlpe-reorder")
+    run_command(lambda: extract_and_report(args.method, args.source, args.target,
+                                           args.alignment, args.output, args.workers,
+                                           args.chunk_size, unaligned), "xlpe-reorder")
 
 
 if __name__ == "__main__":
