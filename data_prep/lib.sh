@@ -88,10 +88,10 @@ measured() {
         "$@"
     elif declare -F "$1" >/dev/null; then
         "$@"
-        python -m xlpe_fairseq.io.stage_usage --log "$XLPE_STAGE_LOG" --name "$name" \
+        python -m xlpe_fairseq_cli.stage_usage --log "$XLPE_STAGE_LOG" --name "$name" \
             --wall "$(awk -v a="$start" -v b="$EPOCHREALTIME" 'BEGIN { print b - a }')"
     else
-        python -m xlpe_fairseq.io.stage_usage --log "$XLPE_STAGE_LOG" --name "$name" -- "$@"
+        python -m xlpe_fairseq_cli.stage_usage --log "$XLPE_STAGE_LOG" --name "$name" -- "$@"
     fi
 }
 

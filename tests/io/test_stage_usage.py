@@ -1,10 +1,13 @@
 """One step of data preparation measured: wall and CPU time, peak memory of its largest
-process and of its whole process tree, its exit status passed on; and the recipes' hook."""
+process and of its whole process tree, its exit status passed on; a step run inside the
+command's process measured from its start; and the recipes' hook."""
 import json
 import subprocess
 import sys
 import time
 from pathlib import Path
+
+import pytest
 
 from xlpe_fairseq.io import stage_usage
 
@@ -19,7 +22,7 @@ def logged(path):
 def measure(log, name, *command):
     """The command line as the recipes run it: a fresh Python process (a child forked from a
     large one, pytest's, would count its parent's pages as its own)."""
-    return subprocess.run([sys.executable, "-m", "xlpe_fairseq.io.stage_usage", "--log",
+    return subprocess.run([sys.executable, "-m", "xlpe_fairseq_cli.stage_usage", "--log",
                            str(log), "--name", name, "--interval", "0.1", "--", *command]
                           ).returncode
 
@@ -58,7 +61,7 @@ def test_the_exit_status_is_the_commands_and_is_logged(tmp_path):
 
 
 def test_a_missing_command_is_one_line(tmp_path):
-    result = subprocess.run([sys.executable, "-m", "xlpe_fairseq.io.stage_usage", "--log",
+    result = subprocess.run([sys.executable, "-m", "xlpe_fairseq_cli.stage_usage", "--log",
                              str(tmp_path / "log"), "--name", "x", "--", "no-such-command-x"],
                             capture_output=True, text=True)
     assert result.returncode == 1 and result.stderr.count("\n") == 1, result.stderr
@@ -93,3 +96,54 @@ def test_without_the_variable_nothing_is_logged_and_a_failure_still_stops(tmp_pa
         "echo after", tmp_path)
     assert failed.returncode == 4 and "after" not in failed.stdout, \
         "a failed step must stop the recipe as it did unmeasured"
+
+
+# a step in a process that held more before it: its peak is the step's, not the process's
+IN_PROCESS = """
+import runpy, subprocess, sys
+measured = runpy.run_path(sys.argv[2])["measured"]  # without the plugin: a small process
+before = bytearray(300 * 2**20)
+del before
+with measured(sys.argv[1], "small"):
+    block = bytearray(20 * 2**20)
+with measured(sys.argv[1], "with a child"):
+    subprocess.run([sys.executable, "-c", "sum(range(3 * 10**7))"], check=True)
+try:
+    with measured(sys.argv[1], "fails"):
+        raise SystemExit(3)
+except SystemExit:
+    pass
+"""
+
+
+def test_a_step_in_this_process_is_measured_from_its_start(tmp_path):
+    log = tmp_path / "stages.jsonl"
+    subprocess.run([sys.executable, "-c", IN_PROCESS, str(log), stage_usage.__file__],
+                   check=True)
+    small, child, fails = logged(log)
+    assert small["step"] == "small" and small["status"] == 0, small
+    assert small["max_rss_mib"] < 300, (
+        f"the process's peak before the step was logged as the step's: {small}")
+    assert child["cpu_s"] > 0.5, f"the step's child's CPU time was not counted: {child}"
+    assert fails["status"] == 3, fails
+
+
+def test_without_a_log_a_step_in_this_process_logs_nothing(tmp_path):
+    with stage_usage.measured(None, "step"):
+        pass
+    with pytest.raises(ValueError):
+        with stage_usage.measured(None, "step"):
+            raise ValueError("the step's error goes on")
+    assert not list(tmp_path.iterdir())
+
+
+def test_a_process_started_for_a_step_logs_it_from_its_start(tmp_path):
+    """A preorderer member: a process of its own, its start-up (the imports) part of the
+    step."""
+    log = tmp_path / "stages.jsonl"
+    started = time.time() - 5.0
+    with stage_usage.measured(str(log), "member", started=started):
+        pass
+    [step] = logged(log)
+    assert step["started"] == round(started, 2) and step["wall_s"] >= 5.0, step
+    assert step["cpu_s"] > 0.1, f"the process's CPU time since it started: {step}"

@@ -15,6 +15,9 @@
 - ``provenance``: the records of the chain raw text, OUT, checkpoints, scores, the checks of
   each link against them, and ``xlpe-provenance``; ``digests``: the sha256 of files and
   data-bins, and the data fingerprint a checkpoint carries;
+- ``children``: external programs (eflomal, fairseq's commands) run in their own process
+  group, ended with the command;
+- ``stage_usage``: the wall time, CPU time and peak memory of a step (``XLPE_STAGE_LOG``);
 - ``options``: the ranges of numeric options (argparse types, checks of fairseq options) and
   the ``--workers``/``--chunk-size`` options.
 

@@ -1,49 +1,67 @@
-"""The commands a workflow command runs: each in its own process group, ended with the
-workflow command (Ctrl-C, SIGTERM, an error), never through a shell."""
+"""External programs (eflomal, fairseq's commands) run as children: each in its own process
+group, ended with the command that started it (Ctrl-C, SIGTERM, an error, even SIGKILL on
+Linux), never through a shell."""
 import ctypes
 import os
 import signal
 import subprocess
 import sys
 
-from ..io import ToolError, termination_deferred
+from .command import termination_deferred
+from .errors import ToolError
 
 # how long a command has to end after SIGTERM before it is killed
 END_GRACE_SECONDS = 10
+_PR_SET_PDEATHSIG = 1
 
 
-def _start_in_own_group():
-    """Run in the child before it executes: its own process group, so that a signal meant for
-    the terminal's job reaches this command, which ends the child; and SIGTERM when this
-    command dies, even by SIGKILL (Linux)."""
-    os.setpgid(0, 0)
-    if sys.platform.startswith("linux"):
-        ctypes.CDLL(None).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+def _prctl():
+    """libc's prctl, looked up before a fork: the child runs only what is loaded already."""
+    return ctypes.CDLL(None).prctl if sys.platform.startswith("linux") else None
+
+
+def _in_own_group(prctl):
+    """What the child runs before it executes: its own process group, so that a signal meant
+    for the terminal's job reaches the command that started it, which ends the child; and
+    SIGTERM when that command dies, even by SIGKILL (Linux)."""
+    def start():
+        os.setpgid(0, 0)
+        if prctl is not None:
+            prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+    return start
 
 
 def start_child(command, **options):
     """Start ``command`` (a list of words; no shell) in its own process group; ``options``
-    go to subprocess.Popen (streams, environment)."""
+    go to subprocess.Popen (streams, environment, folder)."""
+    start = _in_own_group(_prctl())
     with termination_deferred():
         try:
-            return subprocess.Popen(command, preexec_fn=_start_in_own_group, **options)
+            return subprocess.Popen(command, preexec_fn=start, **options)
         except FileNotFoundError:
             raise ToolError(f"{command[0]}: no such command; is the environment with "
                             "xlpe-fairseq and fairseq active?") from None
 
 
-def run_child(command, **streams):
-    """Run ``command`` to its end (``start_child``) and return its exit status. On any way out
-    of this command (a signal, an error) the child's process group is ended: SIGTERM, then
-    SIGKILL for what is left after a grace period."""
+def completed_child(command, **options):
+    """Run ``command`` to its end (``start_child``): a ``subprocess.CompletedProcess`` with
+    what it wrote to the streams given as ``subprocess.PIPE``. On any way out of this command
+    (a signal, an error) the child's process group is ended: SIGTERM, then SIGKILL for what is
+    left after a grace period."""
     child = None
     try:
-        child = start_child(command, **streams)
-        return child.wait()
+        child = start_child(command, **options)
+        stdout, stderr = child.communicate()
+        return subprocess.CompletedProcess(command, child.returncode, stdout, stderr)
     except BaseException:
         if child is not None:
             end_process_group(child)
         raise
+
+
+def run_child(command, **options):
+    """``completed_child``'s exit status."""
+    return completed_child(command, **options).returncode
 
 
 def end_process_group(child):
@@ -62,8 +80,6 @@ def end_process_group(child):
         child.wait()
 
 
-def run_step(command):
-    """run_child; a failure ends this command with the child's exit status (it has said why)."""
-    status = run_child(command)
-    if status:
-        raise SystemExit(status if status > 0 else 128 - status)
+def exit_status(returncode):
+    """A child's return code as a shell's exit status (128 + N for a signal N)."""
+    return returncode if returncode >= 0 else 128 - returncode

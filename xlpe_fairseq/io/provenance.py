@@ -278,6 +278,22 @@ def verify_trained_as(path, expected, expected_by):
                              f"{flag} {choices}: not a checkpoint of that training")
 
 
+def check_checkpoint(path, expected=None, expected_by="its training", data_bin=None,
+                     corpus=None):
+    """``xlpe-provenance verify-checkpoint``: checkpoint ``path`` saved with the settings of
+    ``expected`` (``verify_trained_as``) and trained on ``data_bin`` as it is now, or on the
+    data-bin of the OUT ``corpus`` its record has (``verify_checkpoint``,
+    ``verify_checkpoint_on_corpus``). Returns a warning where the checkpoint records no data
+    fingerprint (saved by an earlier version), else None."""
+    verify_trained_as(path, expected or {}, expected_by)
+    verified = (verify_checkpoint(path, data_bin) if data_bin
+                else verify_checkpoint_on_corpus(path, corpus))
+    if not verified:
+        return (f"{path} records no data fingerprint (saved by an earlier version): not "
+                f"verified against {data_bin or corpus}")
+    return None
+
+
 def _key_values(pairs, option, expected="KEY=VALUE"):
     """``{key: value}`` of ``option KEY=VALUE`` options; InputError naming a malformed one."""
     values = {}
@@ -373,15 +389,11 @@ def main(argv=None):
                 print(f"{args.prog}: warning: {warning}", file=sys.stderr)
         elif args.action == "verify-checkpoint":
             expected = _key_values(args.expect, "--expect", "NAME=VALUE[,VALUE...]")
-            verify_trained_as(args.checkpoint,
-                              {name: values.split(",") for name, values in expected.items()},
-                              args.expected_by)
-            verified = (verify_checkpoint(args.checkpoint, args.data_bin) if args.data_bin
-                        else verify_checkpoint_on_corpus(args.checkpoint, args.corpus))
-            if not verified:
-                print(f"{args.prog}: warning: {args.checkpoint} records no data fingerprint "
-                      "(saved by an earlier version): not verified against "
-                      f"{args.data_bin or args.corpus}", file=sys.stderr)
+            warning = check_checkpoint(
+                args.checkpoint, {name: values.split(",") for name, values in expected.items()},
+                args.expected_by, args.data_bin, args.corpus)
+            if warning:
+                print(f"{args.prog}: warning: {warning}", file=sys.stderr)
         elif args.action == "training":
             record_training(args.save_dir, args.data_bin, args.model, args.size, args.schedule,
                             args.run)

@@ -73,7 +73,7 @@ def main():
                             encoding="utf-8")
             name = f"learn {args.merges} merges on {len(kept)} types"
             log = Path(folder) / "usage.jsonl"
-            subprocess.run([sys.executable, "-m", "xlpe_fairseq.io.stage_usage", "--log",
+            subprocess.run([sys.executable, "-m", "xlpe_fairseq_cli.stage_usage", "--log",
                             str(log), "--name", name, "--", sys.executable, __file__,
                             str(args.results), "--learn", str(path), "--merges",
                             str(args.merges)], check=True, stdout=subprocess.DEVNULL)
