@@ -75,7 +75,7 @@ PARTIAL=""  # the set being built, removed if the script stops before moving it 
 trap 'rm -rf "$PARTIAL"' EXIT
 
 build_set() {  # NAME POSITIONS_OF_SPLIT_COMMAND
-    local name=$1 make_positions=$2 tmp="$OUT/$1.part" split file calls=()
+    local name=$1 make_positions=$2 tmp="$OUT/$1.part" split file
     PARTIAL=$tmp
     rm -rf "$tmp"
     mkdir "$tmp"
@@ -84,12 +84,9 @@ build_set() {  # NAME POSITIONS_OF_SPLIT_COMMAND
     done
     for split in "${SPLITS[@]}"; do
         "$make_positions" "$split" > "$tmp/$split.reorder.txt"
-        ((${#calls[@]})) && calls+=(--then)
-        calls+=(--reorder "$tmp/$split.reorder.txt" --source "$BPE/$split.$SRC" --destdir "$tmp"
-            --split "$split" --source-lang "$SRC" --target-lang "$TGT")
+        xlpe-binarize --reorder "$tmp/$split.reorder.txt" --source "$BPE/$split.$SRC" \
+            --destdir "$tmp" --split "$split" --source-lang "$SRC" --target-lang "$TGT"
     done
-    # xlpe-binarize for every split in one process: importing fairseq costs seconds a call
-    python -m xlpe_fairseq.in_one_process xlpe_fairseq.preprocessing.binarize "${calls[@]}"
     rm "$tmp"/*.reorder.txt
     rm -rf "$OUT/$name"
     mv "$tmp" "$OUT/$name"

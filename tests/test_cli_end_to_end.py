@@ -75,15 +75,11 @@ def train(data_bin, save_dir, max_update, *extra):
                "--label-smoothing", "0.1", "--order-lambda", "0.5", *extra)
 
 
-def binarize_positions(*jobs, expect_failure=False):
-    """xlpe-binarize each (reorder, source, destdir, split) job, all in one process."""
-    calls = []
+def binarize_positions(*jobs):
+    """xlpe-binarize each (reorder, source, destdir, split) job."""
     for reorder, source, destdir, split in jobs:
-        calls += [*(["--then"] if calls else []), "--reorder", reorder, "--source", source,
-                  "--destdir", destdir, "--split", split, "--source-lang", "xx",
-                  "--target-lang", "yy"]
-    return run("xlpe_fairseq.in_one_process", "xlpe_fairseq.preprocessing.binarize", *calls,
-               expect_failure=expect_failure)
+        run("xlpe_fairseq.preprocessing.binarize", "--reorder", reorder, "--source", source,
+            "--destdir", destdir, "--split", split, "--source-lang", "xx", "--target-lang", "yy")
 
 
 def linked_data_bin(data_bin, destination, keep=lambda name: True):

@@ -2,9 +2,10 @@
 shell scripts run them, built on ``xlpe_fairseq.io`` (errors, outputs, provenance, locks).
 
 - ``prepare``: ``xlpe-prepare`` (data_prep/prepare-corpus.sh): a corpus from raw text to the
-  data-bins; ``pipeline``: its corpus steps and OUT's layout; ``preorderer_steps``: its
-  preorderer's steps; ``steps``: the step runner (skip records, timed steps, a killed run's
-  temporaries removed); ``bible_recipe``: data_prep/prepare-bible-he-en.sh, the same steps on
+  data-bins, every step a function called in its process; ``pipeline``: its corpus steps
+  and OUT's layout; ``preorderer_steps``: its preorderer's steps, ``preorderer_members``:
+  the members it trains side by side, each in a process of its own; ``steps``: the step
+  runner (skip records, timed and measured steps, a killed run's temporaries removed); ``bible_recipe``: data_prep/prepare-bible-he-en.sh, the same steps on
   the demo's corpus;
 - ``evaluate``: ``xlpe-evaluate`` (examples/evaluate.sh): a trained model scored the way its
   paper did;
@@ -12,6 +13,5 @@ shell scripts run them, built on ``xlpe_fairseq.io`` (errors, outputs, provenanc
   prepared corpus with its paper's schedule; ``dataset_recipes``: the presets of the
   examples/train-*.sh scripts; ``sbatch_script``: its ``--sbatch`` script for SLURM;
   ``training_progress``: its progress line;
-- ``schedules``: the models and schedules training and evaluation share;
-- ``processes``: the commands they run, each in its own process group, ended with them.
+- ``schedules``: the models and schedules training and evaluation share.
 """

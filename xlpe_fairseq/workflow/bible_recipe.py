@@ -21,8 +21,9 @@ OUTDIR receives
 Needs xlpe-fairseq installed in the active environment (xlpe-* and fairseq-preprocess on
 PATH). A rerun skips each step whose outputs were made from the present content of its
 inputs and from the same settings, whatever the files' times (xlpe_fairseq/workflow/
-pipeline.py). One run at a time writes OUTDIR; every step runs as a process of its own,
-ended with this command (Ctrl-C, SIGTERM), and no temporary file is left.
+pipeline.py). One run at a time writes OUTDIR; every step but the download runs in this
+command's process (the download, the aligner and fairseq-preprocess as children ended with
+it), and Ctrl-C or SIGTERM leaves no temporary file.
 Environment: WORKERS (default: all cores), MERGES (default: 8000), XLPE (1: as --xlpe),
 XLPE_TRAIN_POSITIONS (oracle, the default: BTG positions from the alignment for train;
 predicted: the preorderer's, as at test time, cross-fitted over PREORDER_FOLDS (default 2)
@@ -36,17 +37,20 @@ is deterministic, eflomal runs seeded, and the preorderer trains a fixed number 
 with a fixed thread count (torch rounds differently with another one).
 """
 import argparse
+import functools
 import os
 import sys
 
 from ..io import default_workers, run_command
 from ..io.locks import FolderInUse, claim_folder
+from ..preordering.metrics import score_files
+from ..preordering.train import train_files
 from . import pipeline
-from .preorderer_steps import cross_fit
+from .preorderer_steps import cross_fit, predict_on_threads
 from .prepare import check_name
 from .prepare_settings import check_train_positions
 from .script_options import Refused, ScriptHelpFormatter, one_of, whole, wrapper_name
-from .steps import Steps, remove_stale_temporaries_of, report
+from .steps import Steps, remove_stale_temporaries_of, report, run_program
 
 SRC, TGT = "he", "en"
 SPLITS = pipeline.SPLITS
@@ -145,7 +149,7 @@ def get_corpus(steps, corpus):
     if steps.fresh(files, []):
         steps.skipped("corpus")
         return
-    steps.timed("corpus", ["xlpe-bible-corpus", "--out", corpus])
+    steps.timed("corpus", run_program, ["xlpe-bible-corpus", "--out", corpus])
     steps.made(files[0])
 
 
@@ -160,7 +164,7 @@ def align(steps, s, bpe):
     splits = SPLITS if s["XLPE"] == "1" else ("train", "valid")
     name = f"align {' '.join(splits)}"
     pipeline.align(steps, s, bpe, SRC, TGT, splits, name, name,
-                   ["--seed", s["ALIGN_SEED"], "--verbose"])
+                   {"seed": int(s["ALIGN_SEED"]), "verbose": True})
 
 
 def prepare_xlpe(steps, s, out):
@@ -173,6 +177,8 @@ def prepare_xlpe(steps, s, out):
                                                  f"valid.{SRC}", "valid.btg.reorder")]
     preorderer = os.path.join(out, "preorderer.pt")
     training = ["--epochs", s["PREORDER_EPOCHS"], "--threads", s["PREORDER_THREADS"]]
+    settings_of_training = {"epochs": int(s["PREORDER_EPOCHS"]),
+                            "threads": int(s["PREORDER_THREADS"])}
     # torch's thread count changes its sums' order, so a model trained on other threads is
     # another model
     settings = os.path.join(out, "preorderer.settings")
@@ -180,13 +186,12 @@ def prepare_xlpe(steps, s, out):
     if steps.fresh([preorderer], [*data, settings]):
         steps.skipped("train preorderer")
     else:
-        # xlpe-preorder-train writes its checkpoint atomically, and the record of what it was
-        # made from follows it: an interrupted run leaves nothing a rerun takes as finished
-        steps.timed(f"train preorderer ({s['PREORDER_EPOCHS']} epochs)", [
-            "xlpe-preorder-train", "--source", data[0], "--reorder", data[1], "--valid-source",
-            data[2], "--valid-reorder", data[3], *training, "--save", preorderer])
+        # the checkpoint is written atomically, and the record of what it was made from
+        # follows it: an interrupted run leaves nothing a rerun takes as finished
+        steps.timed(f"train preorderer ({s['PREORDER_EPOCHS']} epochs)", train_files, *data[:2],
+                    preorderer, *data[2:], **settings_of_training)
         steps.made(preorderer)
-    # predicted positions are BTG-consistent (xlpe-preorder always searches BTG trees), the
+    # predicted positions are BTG-consistent (the preorderer always searches BTG trees), the
     # shape of the oracle ones the translation model trains on, as the BTG parser of Ding et
     # al. gives
     for split in ("valid", "test"):
@@ -195,18 +200,16 @@ def prepare_xlpe(steps, s, out):
         if steps.fresh([dest], [preorderer, source]):
             steps.skipped(f"predict {split} positions")
             continue
-        steps.timed(f"predict {split} positions", [
-            "xlpe-preorder", "--preorderer", preorderer, "--source", source, "--output", dest],
-            env={**os.environ, "OMP_NUM_THREADS": s["PREORDER_THREADS"]})
+        steps.timed(f"predict {split} positions", predict_on_threads,
+                    int(s["PREORDER_THREADS"]), preorderer, [(source, dest)])
         steps.made(dest)
     # train positions as at test time: each fold predicted by a preorderer trained on the others
     if s["XLPE_TRAIN_POSITIONS"] != "oracle":
-        cross_fit(steps, s, bpe, SRC, data, training)
+        cross_fit(steps, s, bpe, SRC, data, training, settings_of_training)
     score = os.path.join(out, "preorderer.test-score.txt")
     hypothesis, reference = (os.path.join(bpe, f"test.{kind}.reorder") for kind in ("pred", "btg"))
     report(steps, score, "score preorderer", f"preorderer on test vs the BTG oracle ({score})",
-           [hypothesis, reference],
-           ["xlpe-reorder-score", "--hypothesis", hypothesis, "--reference", reference],
+           [hypothesis, reference], functools.partial(score_files, hypothesis, reference),
            shown_when_skipped=True)
     # fairseq's dictionaries and binarized text are those of data-bin
     pipeline.link_files([f"dict.{lang}.txt" for lang in (SRC, TGT)] + [

@@ -53,14 +53,22 @@ import shlex
 import sys
 
 from ..data.positions_note import positions_note
+from ..evaluation.average_checkpoints import average_and_report
+from ..evaluation.bleu import score_generate_output
 from ..io import InputError, run_command
 from ..io.locks import FolderInUse, claim_folder
 from ..io.outputs import atomic_output
-from ..io.provenance import RECORD, read_record, verify_corpus
+from ..io.children import run_child
+from ..io.provenance import (
+    RECORD,
+    check_checkpoint,
+    read_record,
+    record_evaluation,
+    verify_corpus,
+)
 from ..io.work_folders import check_work_folder
 from ..user_dir import PLUGIN_DIR
 from .fairseq_report import launched, raise_plugin_error
-from .processes import run_child, run_step
 from .script_options import (
     Refused,
     ScriptHelpFormatter,
@@ -202,27 +210,24 @@ def unfinished_training(save_dir):
 
 
 def expected_training(save_dir, schedule_env, model):
-    """The options (``--expect``) and words (``--expected-by``) a checkpoint of SAVE_DIR's
-    training must have been saved with, from its records: schedule.env's model and schedule,
-    and the fairseq-train command of provenance.json where it records the same training.
-    Where SAVE_DIR names no trained model, the architecture and options of ``model``
-    (--model): a checkpoint of another model is not scored under its name."""
+    """The fairseq options a checkpoint of SAVE_DIR's training must have been saved with
+    (``{name: [accepted values]}``) and the training that says so, in words, from its records:
+    schedule.env's model and schedule, and the fairseq-train command of provenance.json where
+    it records the same training. Where SAVE_DIR names no trained model, the architecture and
+    options of ``model`` (--model): a checkpoint of another model is not scored under its
+    name."""
     trained_model, schedule = schedule_env.get("TRAINED_MODEL"), schedule_env.get("SCHEDULE")
     if not trained_model:
-        return [word for name, values in model_settings(model).items()
-                for word in ("--expect", f"{name}={','.join(values)}")] + [
-            "--expected-by", f"--model {model}"]
+        return model_settings(model), f"--model {model}"
     command = None
     record = os.path.join(save_dir, RECORD)
     if os.path.isfile(record):
         training = read_record(record, "training")
         if (training.get("model"), training.get("schedule")) == (trained_model, schedule):
             command = training.get("command")
-    expected = trained_settings(trained_model, schedule, command)
-    return [word for name, values in expected.items()
-            for word in ("--expect", f"{name}={','.join(values)}")] + [
-        "--expected-by", f"{trained_model} on the schedule {schedule} "
-        f"({os.path.join(save_dir, 'schedule.env')})"]
+    return trained_settings(trained_model, schedule, command), (
+        f"{trained_model} on the schedule {schedule} "
+        f"({os.path.join(save_dir, 'schedule.env')})")
 
 
 def evaluate(argv, prog):
@@ -292,7 +297,6 @@ def evaluate(argv, prog):
     # now; lowercased data (IWSLT): the lowercased tokenized text, detokenized
     reference = os.path.join(data, "reference", f"{subset}.{tgt}")
     lowercased = recipe.get("LOWERCASE", "0") not in ("", "0")
-    reference_flags = ["--tokenized-reference"] if lowercased else []
     # what decoding and scoring will read, before the checkpoints are averaged
     if not dry_run:
         unprepared = positions_note(data_bin, subset) if is_xl_pe(model) else None
@@ -330,8 +334,11 @@ def evaluate(argv, prog):
                 os.unlink(path)
     if average > 0:
         checkpoint = os.path.join(save_dir, f"checkpoint_avg{average}.pt")
-        step(["xlpe-average-checkpoints", "--checkpoint-dir", save_dir, "--num", str(average),
-              "--output", checkpoint], dry_run)
+        if dry_run:  # what xlpe-average-checkpoints would do
+            print(shlex.join(["xlpe-average-checkpoints", "--checkpoint-dir", save_dir,
+                              "--num", str(average), "--output", checkpoint]))
+        else:
+            average_and_report(save_dir, average, checkpoint)
     else:
         checkpoint = os.path.join(save_dir, "checkpoint_best.pt")
         if not os.path.isfile(checkpoint) and not dry_run:
@@ -340,8 +347,10 @@ def evaluate(argv, prog):
     if not dry_run:
         # trained on this corpus's data-bin as it is now (tasks/data_provenance.py records
         # it), and by SAVE_DIR's training (its architecture and schedule)
-        run_step(["xlpe-provenance", "verify-checkpoint", "--prog", name, checkpoint,
-                  "--corpus", data, *expected_training(save_dir, schedule_env, model)])
+        warning = check_checkpoint(checkpoint, *expected_training(save_dir, schedule_env, model),
+                                   corpus=data)
+        if warning:
+            print(f"{name}: warning: {warning}", file=sys.stderr)
         unfinished = unfinished_training(save_dir)
         if unfinished:
             print(f"{name}: warning: {unfinished}", file=sys.stderr)
@@ -361,24 +370,16 @@ def evaluate(argv, prog):
         print(shlex.join(generate))
         return
     decode(generate, outputs["generate"], os.path.join(save_dir, f"generate-{subset}.log"), name)
-    run_step([
-        "xlpe-bleu", "--name", f"{os.path.basename(data)} {model} "
-        f"({os.path.basename(checkpoint)}, {subset})", "--generate-output", outputs["generate"],
-        "--reference", reference, "--target-lang", tgt, *reference_flags, "--json",
-        outputs["bleu"], "--detokenized-output", outputs["hypotheses"],
-        *(["--tokenize", args.tokenize] if args.tokenize is not None else []),
-    ])
+    score_generate_output(
+        outputs["generate"], reference, tgt, lowercased, args.tokenize, outputs["bleu"],
+        outputs["hypotheses"],
+        f"{os.path.basename(data)} {model} ({os.path.basename(checkpoint)}, {subset})")
     # what the scores were made from, written last
     recorded = {"model": model, "schedule": schedule, "average": average, "beam": beam,
                 "lenpen": lenpen, "preorderer_nbest": nbest or ""}
-    run_step([
-        "xlpe-provenance", "evaluation", "--prog", name, save_dir, "--subset", subset,
-        "--checkpoint", checkpoint, "--data-bin", data_bin, "--corpus", data, "--reference",
-        reference, *[word for key in ("generate", "hypotheses", "bleu")
-                     for word in ("--output", outputs[key])],
-        *[word for key, value in recorded.items() for word in ("--option", f"{key}={value}")],
-        "--", prog, *argv,
-    ])
+    record_evaluation(save_dir, subset, checkpoint, data_bin, data, reference,
+                      [outputs[key] for key in ("generate", "hypotheses", "bleu")],
+                      {key: str(value) for key, value in recorded.items()}, [prog, *argv])
     print(f"{name}: translations in {outputs['hypotheses']} (fairseq's output: "
           f"{outputs['generate']}), scores in {outputs['bleu']} (what they were made from: "
           f"{outputs['provenance']})", file=sys.stderr)
@@ -395,14 +396,6 @@ def check_bleu_tokenizer(tgt, tokenize):
     if tokenize is not None and tokenize not in names:
         raise Refused(f"--tokenize must be one of: {' '.join(names)}, not '{tokenize}'", 2)
     bleu_tokenizer(tgt, tokenize)
-
-
-def step(command, dry_run):
-    """Run ``command``, or print it under --dry-run."""
-    if dry_run:
-        print(shlex.join(command))
-    else:
-        run_step(command)
 
 
 def decode(generate, output, log, name):

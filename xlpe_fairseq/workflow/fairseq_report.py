@@ -9,7 +9,7 @@ import sys
 
 from ..io import InputError, OptionError
 from ..plugin_errors import error_in_report
-from .processes import end_process_group, start_child
+from ..io.children import end_process_group, start_child
 
 _TRACEBACK = b"Traceback (most recent call last):"
 # fairseq's log lines ("2026-12-07 18:04:11 | INFO | ..."): the command goes on after a

@@ -3,8 +3,10 @@ model family (xlpe-prepare runs them, for data_prep/prepare-corpus.sh and every 
 recipe; bible_recipe.py those it needs on the demo's corpus and layout): tokenize, length
 filter, BPE, align, DPE and BTG positions, fairseq-preprocess, positions binarized, and the
 record of what OUT was made from; the preorderer's steps are preorderer_steps.py's, and
-steps.py runs them all (each skipped when made from the same inputs and settings, timed,
-ended with the command). xlpe-prepare's OUT receives
+steps.py runs them all (each skipped when made from the same inputs and settings, timed).
+Each step is the work of its xlpe-* command, called as a function in this process: only the
+aligner (eflomal) and fairseq-preprocess run as programs of their own. xlpe-prepare's OUT
+receives
   tok/        tokenized text (train length-filtered as in fairseq's prepare scripts)
   bpe/        BPE text, codes, word alignments, reorder files:
               {train,valid}.dpe.reorder (DPE target), {split}.btg.reorder (BTG oracle),
@@ -26,14 +28,14 @@ ended with the command). xlpe-prepare's OUT receives
 The settings (``s``, from xlpe-prepare's options and the environment): WORKERS, MERGES,
 LOWERCASE, MAX_LEN, RATIO_RULE and MAX_RATIO (the length filter), JOINED_DICT;
 PREORDER_SECONDS (a safety cap, checked after each epoch), PREORDER_DEVICE, PREORDER_THREADS
-(xlpe-preorder-train's --threads), PREORDER_JOBS (members trained side by side, each its own
-process: threads of one process stall beside other work on the same cores, processes do
-not); PREORDER_LOSS, PREORDER_SEEDS (N > 1: preorderer.seedK.pt combined by
-xlpe-preorder-ensemble into preorderer.pt), PREORDER_EPOCHS, PREORDER_BATCH_TOKENS,
+(xlpe-preorder-train's --threads), PREORDER_JOBS (members trained side by side, each a
+process of its own: threads of one process stall beside other work on the same cores,
+processes do not); PREORDER_LOSS, PREORDER_SEEDS (N > 1: preorderer.seedK.pt combined as
+xlpe-preorder-ensemble combines them into preorderer.pt), PREORDER_EPOCHS, PREORDER_BATCH_TOKENS,
 PREORDER_MAX_LENGTH and PREORDER_SAMPLE, by the corpus's size unless set
 (xlpe_fairseq/workflow/prepare.py's preorderer_defaults); XLPE_TRAIN_POSITIONS: oracle
 (BTG positions from the alignment), predicted (the preorderer's, cross-fitted over
-PREORDER_FOLDS folds with xlpe-preorder-crossfit, so that train positions look like test
+PREORDER_FOLDS folds as xlpe-preorder-crossfit does, so that train positions look like test
 ones) or mixed (per sentence, oracle or cross-fitted at random, half each).
 """
 import os
@@ -41,7 +43,15 @@ import shlex
 import shutil
 
 from ..io.outputs import atomic_output
-from .steps import module, remove
+from ..io.provenance import record_corpus as write_corpus_record
+from ..preprocessing.binarize import binarize_and_report
+from ..preprocessing.bpe import apply_bpe_file, learn_codes
+from ..preprocessing.length_filter import filter_and_report
+from ..preprocessing.tokenize import tokenize_file, warn_without_rules
+from ..preprocessing.word_alignment import align_and_report
+from ..reordering.extract import extract_and_report
+from .fairseq_report import launched
+from .steps import remove, run_program
 
 SPLITS = ("train", "valid", "test")
 # OUT's folders, where a killed run can have left a temporary file
@@ -55,9 +65,9 @@ def tokenize(steps, s, raw, out, split, lang):
     if steps.fresh([dest], [source], [f"lowercase={s['LOWERCASE']}", "tokenizer=placeholders"]):
         steps.skipped(f"tokenize {split}.{lang}")
         return
-    steps.timed(f"tokenize {split}.{lang}", [
-        "xlpe-tokenize", "--lang", lang, *(["--lowercase"] if s["LOWERCASE"] == "1" else []),
-        "--input", source, "--output", dest, "--workers", s["WORKERS"]])
+    warn_without_rules(lang)
+    steps.timed(f"tokenize {split}.{lang}", tokenize_file, source, dest, lang,
+                lowercase=s["LOWERCASE"] == "1", workers=int(s["WORKERS"]))
     steps.made(dest)
 
 
@@ -71,11 +81,8 @@ def clean_train(steps, s, out, src, tgt):
         steps.skipped("clean train")
         return
     steps.timed(f"clean train (1..{s['MAX_LEN']} tokens, ratio within {ratio} of the {rule} "
-                "ratio)", module(
-                    "xlpe_fairseq.preprocessing.length_filter", "--source", ins[0], "--target",
-                    ins[1], "--out-source", outs[0], "--out-target", outs[1], "--max-len",
-                    s["MAX_LEN"], "--max-ratio", ratio, "--ratio-rule", rule, "--prog",
-                    steps.prog))
+                "ratio)", filter_and_report, *ins, *outs, int(s["MAX_LEN"]), float(ratio), rule,
+                steps.prog)
     steps.made(outs[0])
 
 
@@ -87,9 +94,8 @@ def learn_and_apply_bpe(steps, s, text, bpe, src, tgt):
     if steps.fresh([codes], train, [f"merges={s['MERGES']}"]):
         steps.skipped("learn BPE")
     else:
-        steps.timed(f"learn BPE ({s['MERGES']} joint merges)", [
-            "xlpe-bpe", "learn", "--merges", s["MERGES"], "--input", *train, "--codes", codes,
-            "--workers", s["WORKERS"]])
+        steps.timed(f"learn BPE ({s['MERGES']} joint merges)", learn_codes, train, codes,
+                    int(s["MERGES"]), workers=int(s["WORKERS"]))
         steps.made(codes)
     for split in SPLITS:
         for lang in (src, tgt):
@@ -98,16 +104,15 @@ def learn_and_apply_bpe(steps, s, text, bpe, src, tgt):
             if steps.fresh([dest], [codes, tokens]):
                 steps.skipped(f"apply BPE {split}.{lang}")
                 continue
-            steps.timed(f"apply BPE {split}.{lang}", [
-                "xlpe-bpe", "apply", "--codes", codes, "--input", tokens, "--output", dest,
-                "--workers", s["WORKERS"]])
+            steps.timed(f"apply BPE {split}.{lang}", apply_bpe_file, codes, tokens, dest,
+                        int(s["WORKERS"]))
             steps.made(dest)
 
 
-def align(steps, s, bpe, src, tgt, splits, name, skip_name, options=()):
+def align(steps, s, bpe, src, tgt, splits, name, skip_name, options=None):
     """One aligner run over the pairs of every one of ``splits`` (BPE/SPLIT.{SRC,TGT}), its
     links cut back into BPE/SPLIT.align, so that every split gets the lexical statistics of
-    all of them; ``options`` go to xlpe-align."""
+    all of them; ``options`` are align_and_report's (xlpe-align's) keywords."""
     ins = [os.path.join(bpe, f"{split}.{lang}") for split in splits for lang in (src, tgt)]
     aligns = [os.path.join(bpe, f"{split}.align") for split in splits]
     if steps.fresh(aligns, ins):
@@ -121,9 +126,8 @@ def align(steps, s, bpe, src, tgt, splits, name, skip_name, options=()):
                 for split in splits:
                     with open(os.path.join(bpe, f"{split}.{lang}"), "rb") as part:
                         shutil.copyfileobj(part, stream)
-        steps.timed(name, [
-            "xlpe-align", "--source", joined[src], "--target", joined[tgt], "--output",
-            alignment, "--workers", s["WORKERS"], *options])
+        steps.timed(name, align_and_report, joined[src], joined[tgt], alignment,
+                    workers=int(s["WORKERS"]), **(options or {}))
         with open(alignment, "rb") as links:
             for split, dest in zip(splits, aligns):
                 with open(os.path.join(bpe, f"{split}.{src}"), "rb") as stream:
@@ -145,7 +149,7 @@ def align_all(steps, s, out, src, tgt):
 
 
 def reorder(steps, s, bpe, method, split, src, tgt, dest=None):
-    """SPLIT's oracle positions (xlpe-reorder --method METHOD) into ``dest`` (default
+    """SPLIT's oracle positions (xlpe-reorder's METHOD) into ``dest`` (default
     BPE/SPLIT.METHOD.reorder)."""
     dest = dest or os.path.join(bpe, f"{split}.{method}.reorder")
     ins = [os.path.join(bpe, name) for name in (f"{split}.{src}", f"{split}.{tgt}",
@@ -153,15 +157,17 @@ def reorder(steps, s, bpe, method, split, src, tgt, dest=None):
     if steps.fresh([dest], ins):
         steps.skipped(f"reorder {split} ({method})")
         return
-    steps.timed(f"reorder {split} ({method})", [
-        "xlpe-reorder", "--method", method, "--source", ins[0], "--target", ins[1],
-        "--alignment", ins[2], "--output", dest, "--workers", s["WORKERS"]])
+    steps.timed(f"reorder {split} ({method})", extract_and_report, method, *ins, dest,
+                int(s["WORKERS"]))
     steps.made(dest)
 
 
 def preprocess(steps, s, bpe, bin_dir, src, tgt, settings=(), options=()):
     """fairseq-preprocess of BPE/{train,valid,test}.{SRC,TGT} into ``bin_dir``; ``settings``
-    and ``options`` as those of ``Steps.fresh`` and fairseq-preprocess."""
+    and ``options`` as those of ``Steps.fresh`` and fairseq-preprocess. fairseq's program runs
+    as a child (``fairseq_report.launched``): importing fairseq_cli.preprocess sets up the
+    logging of the whole process, and its workers are forked from the process that calls it,
+    which by then has run the preorderer's torch threads (OpenMP's are not safe to fork)."""
     dictionaries = [os.path.join(bin_dir, f"dict.{lang}.txt") for lang in (src, tgt)]
     ins = [os.path.join(bpe, f"{split}.{lang}") for split in SPLITS for lang in (src, tgt)]
     if steps.fresh([*dictionaries, os.path.join(bin_dir, f"test.{src}-{tgt}.{tgt}.idx")], ins,
@@ -171,10 +177,10 @@ def preprocess(steps, s, bpe, bin_dir, src, tgt, settings=(), options=()):
     # fairseq-preprocess refuses to overwrite its dictionaries
     for path in dictionaries:
         remove(path)
-    steps.timed("fairseq-preprocess", [
+    steps.timed("fairseq-preprocess", run_program, launched([
         "fairseq-preprocess", "--source-lang", src, "--target-lang", tgt, "--trainpref",
         os.path.join(bpe, "train"), "--validpref", os.path.join(bpe, "valid"), "--testpref",
-        os.path.join(bpe, "test"), "--destdir", bin_dir, "--workers", s["WORKERS"], *options])
+        os.path.join(bpe, "test"), "--destdir", bin_dir, "--workers", s["WORKERS"], *options]))
     steps.made(dictionaries[0])
 
 
@@ -207,31 +213,33 @@ def link_text_bin(out, src, tgt, variant):
 
 
 def binarize_reorder(steps, jobs, src, tgt, title):
-    """xlpe-binarize each stale one of ``jobs`` in one process (importing fairseq costs
-    seconds a call). A job is (destdir, split, positions, source, inputs, skipped, name):
-    SPLIT's ``positions`` over the BPE text ``source`` into
-    DESTDIR/SPLIT.reorder.SRC-TGT.{bin,idx}, made from ``inputs``; ``skipped`` the step's name
-    when it is up to date, ``name`` its part of ``title`` (formatted with the names run)."""
-    calls, names, dests = [], [], []
+    """Each stale one of ``jobs`` binarized (xlpe-binarize's work), in one step. A job is
+    (destdir, split, positions, source, inputs, skipped, name): SPLIT's ``positions`` over the
+    BPE text ``source`` into DESTDIR/SPLIT.reorder.SRC-TGT.{bin,idx}, made from ``inputs``;
+    ``skipped`` the step's name when it is up to date, ``name`` its part of ``title``
+    (formatted with the names run)."""
+    stale, names = [], []
     for destdir, split, positions, source, inputs, skipped, name in jobs:
         dest = os.path.join(destdir, f"{split}.reorder.{src}-{tgt}")
         if steps.fresh([f"{dest}.bin", f"{dest}.idx"], inputs):
             steps.skipped(skipped)
             continue
-        calls += [*(["--then"] if calls else []), "--reorder", positions, "--source", source,
-                  "--destdir", destdir, "--split", split, "--source-lang", src,
-                  "--target-lang", tgt]
+        stale.append((positions, source, destdir, split, src, tgt))
         names.append(name)
-        dests.append(f"{dest}.bin")
-    if calls:
-        steps.timed(title.format(" ".join(names)), module(
-            "xlpe_fairseq.in_one_process", "xlpe_fairseq.preprocessing.binarize", *calls))
-        for dest in dests:
-            steps.made(dest)
+    if stale:
+        steps.timed(title.format(" ".join(names)), binarize_each, stale)
+        for _, _, destdir, split, _, _ in stale:
+            steps.made(os.path.join(destdir, f"{split}.reorder.{src}-{tgt}.bin"))
+
+
+def binarize_each(jobs):
+    """binarize_and_report for each ``(reorder, source, destdir, split, src, tgt)``."""
+    for job in jobs:
+        binarize_and_report(*job)
 
 
 def binarize_positions(steps, out, src, tgt, jobs):
-    """xlpe-binarize each stale one of ``jobs``, (variant, split, reorder file)."""
+    """Each stale one of ``jobs``, (variant, split, reorder file), binarized."""
     binarize_reorder(steps, [
         (os.path.join(out, "data-bin", variant), split, positions,
          os.path.join(out, "bpe", f"{split}.{src}"),
@@ -261,12 +269,7 @@ def record_corpus(steps, s, raw, out, src, tgt, given, command):
         stream.write(f"SRC={src}\nTGT={tgt}\nLOWERCASE={s['LOWERCASE']}\n"
                      f"RAW={shlex.quote(os.path.realpath(raw))}\n")
     # MODELS only where it is not all, so that a default run's record is the shell form's
-    settings = [word for name in RECORDED_SETTINGS if s.get(name) and s[name] != "all"
-                for word in ("--setting", f"{name}={s[name]}")]
+    settings = {name: s[name] for name in RECORDED_SETTINGS if s.get(name) and s[name] != "all"}
     # the user's folder too, where valid and test were held out of its train
-    if given and given != os.path.realpath(raw):
-        settings += ["--given", given]
-    steps.measured("record provenance", [
-        "xlpe-provenance", "corpus", out, "--raw", raw, "--src", src, "--tgt", tgt, *settings,
-        "--", *command])
-
+    steps.measured("record provenance", write_corpus_record, out, raw, src, tgt, settings,
+                   command, given if given and given != os.path.realpath(raw) else None)

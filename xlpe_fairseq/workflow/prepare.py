@@ -63,8 +63,9 @@ At the end, the advice line names the model to train beside the baseline, with t
 xlpe-inxl where the preorderer's test positions close 10% or more of the way from the source
 order to the alignment's, re-both where they do not (docs/preorderer.md); without a
 preorderer it says that it cannot judge XL PE.
-Every step runs as a process of its own, ended with this command (Ctrl-C, SIGTERM); no
-temporary file is left, and one a killed run left is removed by the next.
+Every step runs in this command's process (the aligner and fairseq-preprocess as children
+ended with it); Ctrl-C or SIGTERM leaves no temporary file, and one a killed run left is
+removed by the next.
 """
 import argparse
 import os
@@ -75,7 +76,9 @@ from ..data.positions_note import NO_PREORDERER
 from ..io import check_utf8, count_lines, default_workers, run_command
 from ..io.locks import FolderInUse, claim_folder
 from ..io.outputs import atomic_output
+from ..preordering.advice import advice, read_score_file, recipe_folder
 from ..preprocessing.check_raw import check_bpe, check_raw
+from ..preprocessing.split_corpus import split_and_report
 from . import pipeline
 from .preorderer_steps import PREORDERER_TIME, preorder
 from .prepare_settings import (
@@ -86,9 +89,8 @@ from .prepare_settings import (
     settings_of,
     wants_preorderer,
 )
-from .processes import run_child
 from .script_options import Refused, ScriptHelpFormatter, one_of, whole, wrapper_name
-from .steps import StepFailed, Steps, module, remove, remove_stale_temporaries_of
+from .steps import Steps, remove, remove_stale_temporaries_of
 
 USAGE = ("--src SRC --tgt TGT [--merges N] [--max-len N] [--max-ratio R] "
          "[--ratio-rule corpus|fixed] [--lowercase] [--joined-dictionary] [--models M[,M...]] "
@@ -229,9 +231,8 @@ def prepare(argv, prog):
         if steps.fresh(outputs, [given[src], given[tgt]], [f"held_out={' '.join(held_out)}"]):
             steps.skipped(f"hold out {' '.join(held_out)}")
         else:
-            steps.timed(f"hold out {' '.join(held_out)} (seed 1)", module(
-                "xlpe_fairseq.preprocessing.split_corpus", "--source", given[src], "--target",
-                given[tgt], "--out", raw, "--splits", *held_out))
+            steps.timed(f"hold out {' '.join(held_out)} (seed 1)", split_and_report, given[src],
+                        given[tgt], raw, held_out)
             steps.made(outputs[0])
         for split in pipeline.SPLITS:
             if split != "train" and split not in held_out:
@@ -308,11 +309,8 @@ def prepare_corpus(steps, s, raw, out, src, tgt, given, command):
     pipeline.record_corpus(steps, s, raw, out, src, tgt, given, command)
     steps.say(f"== done: {out}/data-bin/{{text,dpe,xlpe}}")
     if preordered:
-        status = run_child([sys.executable, "-m", "xlpe_fairseq.preordering.advice",
-                            os.path.join(out, "preorderer.test.score")],
-                           stdout=sys.stderr.fileno())
-        if status:
-            raise StepFailed(status)
+        score = os.path.join(out, "preorderer.test.score")
+        steps.say(advice(read_score_file(score), recipe_folder(score)))
     else:
         steps.say("advice: cannot judge XL PE without the preorderer (OUT was prepared with "
                   f"--models {s['MODELS']}): rerun with an XL PE model among --models (or "

@@ -5,11 +5,13 @@ Each step is skipped when its outputs were made from the present content of its 
 the same settings, by content, whatever the files' times: a hidden ``.NAME.made-from`` beside
 a step's first output holds the digest of what it was made from (the record the shell form
 kept, so that an OUT it prepared reruns skipping what is made). A step that runs says
-``== NAME``, then ``== NAME: N s`` with its wall time. Each step runs as a child in its own
-process group (no shell), ended with this command; with ``XLPE_STAGE_LOG`` naming a file,
-each step's wall time, CPU time and peak memory are appended to it
-(xlpe_fairseq/io/stage_usage.py). A temporary file that a killed run left is removed by the
-next run (``remove_stale_temporaries_of``).
+``== NAME``, then ``== NAME: N s`` with its wall time. A step is a function called in this
+process; its error ends the run in one line (``io.run_command``), and Ctrl-C or SIGTERM
+unwinds it, its outputs being atomic. An external program a step runs (eflomal,
+fairseq-preprocess) is a child in its own process group, ended with this command
+(``io.children``). With ``XLPE_STAGE_LOG`` naming a file, each step's wall time, CPU time and
+peak memory are appended to it (``io.stage_usage.measured``). A temporary file that a killed
+run left is removed by the next run (``remove_stale_temporaries_of``).
 """
 import hashlib
 import os
@@ -17,9 +19,10 @@ import re
 import sys
 import time
 
+from ..io.children import exit_status, run_child
 from ..io.digests import file_digest
 from ..io.outputs import atomic_output, process_running
-from .processes import run_child
+from ..io.stage_usage import measured
 
 # a temporary file of a step: .NAME.PID.SUFFIX (atomic_output's and pipeline.align's)
 TEMPORARY = re.compile(r"\..+\.([0-9]+)\.[A-Za-z0-9_]+")
@@ -86,25 +89,19 @@ class Steps:
     def skipped(self, name):
         self.say(f"== {name}: up to date, skipped")
 
-    def timed(self, name, command, **streams):
-        """Run a step's command, saying its name and then its wall time."""
+    def timed(self, name, step, *args, **kwargs):
+        """Call ``step(*args, **kwargs)``, saying its name and then its wall time; returns
+        what it returns."""
         start = time.monotonic()
         self.say(f"== {name}")
-        self.measured(name, command, **streams)
+        result = self.measured(name, step, *args, **kwargs)
         self.say(wall_time_line(name, start))
+        return result
 
-    def measured(self, name, command, **streams):
-        """Run ``command``; a failure ends the run with its status."""
-        status = run_child(self.logged(name, command), **streams)
-        if status:
-            raise StepFailed(status if status > 0 else 128 - status)
-
-    def logged(self, name, command):
-        """``command``, run through the stage log when XLPE_STAGE_LOG names one."""
-        if not self.stage_log:
-            return command
-        return [sys.executable, "-m", "xlpe_fairseq.io.stage_usage", "--log", self.stage_log,
-                "--name", name, "--", *command]
+    def measured(self, name, step, *args, **kwargs):
+        """Call ``step(*args, **kwargs)``, its usage logged when XLPE_STAGE_LOG names a log."""
+        with measured(self.stage_log, name):
+            return step(*args, **kwargs)
 
     def stamp(self, path, text):
         """``path`` holds ``text``, rewritten only when it changes: settings a step reads as
@@ -119,21 +116,30 @@ class Steps:
             stream.write(text + "\n")
 
 
-def report(steps, dest, step, title, ins, command, shown_when_skipped=False):
-    """``command``'s output written atomically to ``dest`` and shown under ``title`` (when
-    the step is skipped too, with ``shown_when_skipped``)."""
+def report(steps, dest, step, title, ins, text, shown_when_skipped=False):
+    """The report ``text()`` returns (its lines, each ended) written atomically to ``dest`` and
+    shown under ``title`` (when the step is skipped too, with ``shown_when_skipped``)."""
     if steps.fresh([dest], ins):
         steps.skipped(step)
         if not shown_when_skipped:
             return
     else:
+        report_text = steps.timed(step, text)
         with atomic_output(dest) as stream:
-            stream.flush()
-            steps.timed(step, command, stdout=stream)
+            stream.write(report_text)
         steps.made(dest)
     steps.say(f"== {title}:")
     with open(dest, encoding="utf-8", errors="replace") as stream:
         sys.stderr.write(stream.read())
+
+
+def run_program(command, **options):
+    """An external program (eflomal, fairseq's commands) as a step or part of one: a child of
+    this command (``io.children``); its failure, which it has reported, ends the run with its
+    status."""
+    status = run_child(command, **options)
+    if status:
+        raise StepFailed(exit_status(status))
 
 
 def remove_stale_temporaries_of(out, folders):
@@ -163,7 +169,3 @@ def remove(path):
     except FileNotFoundError:
         pass
 
-
-def module(name, *args):
-    """The command that runs Python module ``name`` with ``args`` in this interpreter."""
-    return [sys.executable, "-m", name, *args]

@@ -47,12 +47,11 @@ from types import SimpleNamespace
 
 from ..io import run_command
 from ..io.locks import FolderInUse, claim_folder
-from ..io.provenance import verify_corpus
+from ..io.provenance import record_training, verify_corpus
 from ..user_dir import PLUGIN_DIR
 from .checkpoint_folder import earlier_run, set_aside_run, write_schedule
 from .dataset_recipes import RECIPES, corpus_of_recipe
 from .fairseq_report import run_with_report
-from .processes import run_step
 from .sbatch_script import sbatch_script
 from .script_options import (
     Refused,
@@ -420,9 +419,7 @@ def train_into(run, max_update, schedule_first):
     if status:
         raise SystemExit(status if status > 0 else 128 - status)
     write_schedule(schedule_env, run.schedule, run.model)
-    run_step(["xlpe-provenance", "training", "--prog", run.name, run.save_dir, "--data-bin",
-              run.data_bin, "--model", run.model, "--size", run.size, "--schedule",
-              run.schedule, "--", *run.command])
+    record_training(run.save_dir, run.data_bin, run.model, run.size, run.schedule, run.command)
 
 
 def main(argv=None):
