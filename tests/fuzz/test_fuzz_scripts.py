@@ -5,8 +5,9 @@ Each example gives one to three options hostile or fitting values (0, negative, 
 infinite, huge, not a number, empty, leading zeros, codes that are paths). The rule
 (docs/input-rules.md): a value the option does not take is one line naming it, exit 2, and
 nothing is written; otherwise the script goes on with the value as given (leading zeros
-dropped). No training or decoding runs: fairseq's and the xlpe-* commands the scripts call
-are the stubs of tests/recipes/test_shell_entry_points.py, and prepare-corpus.sh is given a
+dropped). No training or decoding runs: fairseq's commands the scripts run are the stubs of
+tests/recipes/test_shell_entry_points.py (its checkpoints hold settings and no weights), and
+prepare-corpus.sh is given a
 raw folder without a corpus, so that it stops at its first look at the data, after every
 check. ``EXAMPLES`` counts what ran.
 """
@@ -19,7 +20,7 @@ from pathlib import Path
 from hypothesis import event, given, strategies as st
 
 from fuzz.fuzz_settings import fuzz_settings
-from recipes.test_shell_entry_points import prepared, stubs
+from recipes.test_shell_entry_points import prepared, stubs, trained_checkpoint
 from xlpe_fairseq.io import default_workers
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -239,7 +240,7 @@ def test_evaluate_passes_on_the_values_it_takes_and_refuses_the_others(given_opt
         (trained / "schedule.env").write_text("SCHEDULE=dpe-iwslt\nTRAINED_MODEL=transformer\n")
         for name in ("checkpoint_1_10.pt", "checkpoint_2_20.pt", "checkpoint_3_30.pt",
                      "checkpoint_best.pt"):
-            (trained / name).write_text("")
+            trained_checkpoint(trained / name, "transformer")
         before = snapshot(folder)
         args = [out, trained, "--cpu", *[word for pair in given_options for word in pair]]
         result = run(EVALUATE, args, env=env, cwd=folder)
@@ -257,7 +258,8 @@ def test_evaluate_passes_on_the_values_it_takes_and_refuses_the_others(given_opt
             if "--lenpen" in chosen:
                 assert f" --lenpen {chosen['--lenpen']} " in calls, calls
             if "--tokenize" in chosen:
-                assert f" --tokenize {chosen['--tokenize']} " in calls, calls
+                scores = (trained / f"bleu-{chosen.get('--subset', 'test')}.json").read_text()
+                assert f"tok:{chosen['--tokenize']}|" in scores, scores
             subset = chosen.get("--subset", "test")
             assert f" --gen-subset {subset} " in calls
             assert (trained / f"generate-{subset}.out").exists()

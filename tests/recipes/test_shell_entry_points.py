@@ -1,17 +1,22 @@
 """The shell entry points a user starts with: --help with the defaults, every option value
 checked before any work (a usage error, exit 2, one line, nothing written), a short training
 scaled to its budget, and evaluate.sh on a folder with fewer checkpoints than the schedule
-averages or another model than the one trained there. No training runs: fairseq's and the
-xlpe-* commands are stubs where a script would call them."""
+averages or another model than the one trained there. No training runs: fairseq's commands
+are stubs where a script would run them, and the checkpoints hold a training's settings and
+no weights."""
+import argparse
+import hashlib
 import os
 import shlex
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
+import torch
 
+from xlpe_fairseq.io.digests import CHECKPOINT_KEY, fingerprint_of
 from xlpe_fairseq.io.provenance import record_corpus
+from xlpe_fairseq.workflow.schedules import data_bin_variant, trained_settings
 
 ROOT = Path(__file__).resolve().parents[2]
 PREPARE = ROOT / "data_prep" / "prepare-corpus.sh"
@@ -106,15 +111,18 @@ def test_prepare_corpus_takes_operands_after_a_double_dash(tmp_path):
     assert not (tmp_path / "out").exists()
 
 
+# the files of each data-bin of ``prepared``
+DATA_BIN = {"dict.fr.txt": "le 1\n", "dict.en.txt": "the 1\n",
+            **{f"{split}.fr-en.fr.idx": "" for split in ("train", "valid", "test")}}
+
+
 def prepared(root):
     """An OUT of prepare-corpus.sh, without the data."""
     for variant in ("text", "dpe", "xlpe"):
         folder = root / "data-bin" / variant
         folder.mkdir(parents=True)
-        for split in ("train", "valid", "test"):
-            (folder / f"{split}.fr-en.fr.idx").write_text("")
-        (folder / "dict.fr.txt").write_text("le 1\n")
-        (folder / "dict.en.txt").write_text("the 1\n")
+        for name, text in DATA_BIN.items():
+            (folder / name).write_text(text)
     (root / "raw").mkdir()
     (root / "reference").mkdir()
     for split in ("train", "valid", "test"):
@@ -202,21 +210,65 @@ def test_train_given_one_variant_of_the_data_bin_names_the_folder_to_pass(tmp_pa
                     f"{data_bin}, the folder above, from which xlpe-inxl reads xlpe")
 
 
+# a stub of a fairseq command: it logs its arguments to CALLS as the command line it was
+# given, "fairseq-NAME ARGS"
+FAIRSEQ_STUB = """import json, os, sys, time
+with open({calls!r}, "a") as calls:
+    calls.write(" ".join(["fairseq-{name}", *sys.argv[1:]]) + "\\n")
+"""
+# fairseq-generate's stub: each line of OUT's reference of the split as its hypothesis
+GENERATE = """args = sys.argv[1:]
+out = os.path.dirname(os.path.dirname(os.path.abspath(args[0])))
+split, tgt = (args[args.index(option) + 1] for option in ("--gen-subset", "--target-lang"))
+with open(os.path.join(out, "reference", f"{split}.{tgt}"), encoding="utf-8") as reference:
+    for number, line in enumerate(reference.read().splitlines()):
+        print(f"S-{number}\\t{line}\\nH-{number}\\t-0.1\\t{line}\\nD-{number}\\t-0.1\\t{line}")
+"""
+
+
 def stubs(tmp_path):
-    """fairseq-train, fairseq-generate, xlpe-average-checkpoints and xlpe-bleu that log their
-    arguments, and xlpe-provenance, which logs what reads checkpoints and outputs (these are
-    empty files here) and does the rest (folders, OUT's record)."""
-    folder = tmp_path / "stubs"
-    folder.mkdir()
-    for name in ("fairseq-train", "fairseq-generate", "xlpe-average-checkpoints", "xlpe-bleu"):
-        (folder / name).write_text(f'#!/bin/sh\necho "{name} $*" >> "{tmp_path}/calls"\n')
-        (folder / name).chmod(0o755)
-    (folder / "xlpe-provenance").write_text(
-        '#!/bin/sh\ncase $1 in verify-checkpoint | evaluation | training)\n'
-        f'    echo "xlpe-provenance $*" >> "{tmp_path}/provenance-calls" ;;\n'
-        f'*) exec "{shutil.which("xlpe-provenance")}" "$@" ;;\nesac\n')
-    (folder / "xlpe-provenance").chmod(0o755)
-    return {"PATH": f"{folder}{os.pathsep}{os.environ['PATH']}"}
+    """fairseq-train and fairseq-generate, as the xlpe-* commands run them (python -m
+    xlpe_fairseq_cli.fairseq), replaced by the stubs of a fairseq_cli package first on
+    PYTHONPATH: they log their arguments to TMP/calls, and fairseq-generate gives the
+    reference as its hypotheses. The rest (averaging, checking the checkpoint, scoring,
+    records) is the commands' own."""
+    package = tmp_path / "stubs" / "fairseq_cli"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    env = {"PYTHONPATH": os.pathsep.join(filter(None, [str(package.parent),
+                                                       os.environ.get("PYTHONPATH")]))}
+    fairseq_stub(env, "train", "")
+    fairseq_stub(env, "generate", GENERATE)
+    return env
+
+
+def fairseq_stub(env, name, body):
+    """The stub of fairseq-NAME in the stubs ``env`` names: it logs its arguments, then runs
+    the Python ``body``. Returns the folder the stubs are in."""
+    folder = Path(env["PYTHONPATH"].split(os.pathsep)[0])
+    (folder / "fairseq_cli" / f"{name}.py").write_text(
+        FAIRSEQ_STUB.format(calls=str(folder.parent / "calls"), name=name) + body)
+    return folder
+
+
+def fairseq_state(arch, keep=5, metric="loss", weight_decay=0.0001, **model):
+    """A checkpoint's saved settings as fairseq 0.12 saves them (``cfg`` with the model's
+    Namespace), without weights."""
+    return {"model": {}, "cfg": {
+        "model": argparse.Namespace(arch=arch, **model),
+        "checkpoint": {"keep_interval_updates": keep, "best_checkpoint_metric": metric},
+        "optimizer": {"weight_decay": weight_decay}}}
+
+
+def trained_checkpoint(path, model, schedule="dpe-iwslt"):
+    """A checkpoint of ``model`` as xlpe-train saves it on ``schedule`` from the data-bin of
+    ``prepared``: its settings and data fingerprint, no weights."""
+    settings = {name: values[0] for name, values in trained_settings(model, schedule).items()}
+    variant = data_bin_variant(model)
+    digests = {name: hashlib.sha256(text.encode()).hexdigest() for name, text in DATA_BIN.items()}
+    torch.save({"model": {}, "cfg": {"model": argparse.Namespace(**settings)},
+                "task_state": {CHECKPOINT_KEY: fingerprint_of(f"data-bin/{variant}", [digests])}},
+               path)
 
 
 def trained_folder(tmp_path, model, checkpoints):
@@ -224,7 +276,7 @@ def trained_folder(tmp_path, model, checkpoints):
     folder.mkdir()
     (folder / "schedule.env").write_text(f"SCHEDULE=dpe-iwslt\nTRAINED_MODEL={model}\n")
     for name in [*checkpoints, "checkpoint_best.pt"]:
-        (folder / name).write_text("")
+        trained_checkpoint(folder / name, model)
     return folder
 
 
@@ -242,9 +294,10 @@ def test_evaluate_averages_the_checkpoints_a_short_training_saved(tmp_path, chec
     assert result.returncode == 0, result.stderr
     assert line in result.stderr.splitlines()[0]
     calls = (tmp_path / "calls").read_text()
-    assert (f"--num {average} " in calls) == bool(average)
+    averaged = f"xlpe-average-checkpoints: {folder}/checkpoint_avg{average}.pt = mean of "
+    assert (averaged in result.stderr) == bool(average), result.stderr
     assert f"--path {folder}/checkpoint_{f'avg{average}' if average else 'best'}.pt" in calls
-    assert f"--detokenized-output {folder}/hypotheses-test.en" in calls
+    assert (folder / "hypotheses-test.en").read_text() == "the\n"
 
 
 def test_evaluate_with_an_average_too_large_names_the_ones_to_pass(tmp_path):
@@ -292,7 +345,8 @@ def test_evaluate_reads_the_values_as_decimal_numbers(tmp_path):
                   "08", "--lenpen", "-0.5", env=stubs(tmp_path))
     assert result.returncode == 0, result.stderr
     calls = (tmp_path / "calls").read_text()
-    assert "--num 2 " in calls and "--beam 8 --lenpen -0.5 " in calls
+    assert f"--path {folder}/checkpoint_avg2.pt " in calls, "--average 2"
+    assert "--beam 8 --lenpen -0.5 " in calls
 
 
 @pytest.mark.parametrize("missing", ["data-bin/dpe/valid.fr-en.fr.idx", "reference/valid.en"])
@@ -309,9 +363,8 @@ def test_evaluate_without_the_split_says_so_before_averaging(tmp_path, missing):
 
 def test_evaluate_leaves_no_partial_output_when_decoding_fails(tmp_path):
     env = stubs(tmp_path)
-    generate = Path(env["PATH"].split(os.pathsep)[0]) / "fairseq-generate"
-    generate.write_text("#!/bin/sh\necho 'S-0\tle'\n"
-                        "echo 'fairseq-generate: error: a one-line reason' >&2\nexit 1\n")
+    fairseq_stub(env, "generate", "print('S-0\\tle')\n"
+                 "sys.exit('fairseq-generate: error: a one-line reason')\n")
     folder = trained_folder(tmp_path, "dpe", [])
     result = bash(EVALUATE, prepared(tmp_path / "out"), folder, env=env)
     assert result.returncode == 1, result.stderr
@@ -352,7 +405,7 @@ def test_train_restart_keeps_the_earlier_run_in_a_subfolder(tmp_path):
     assert sorted(os.listdir(folder / aside[0])) == [
         "checkpoint_1_10.pt", "checkpoint_best.pt", "schedule.env"]
     assert (folder / "schedule.env").read_text() == "SCHEDULE=dpe-iwslt\nTRAINED_MODEL=dpe\n"
-    assert "xlpe-provenance training" in (tmp_path / "provenance-calls").read_text()
+    assert '"kind": "training"' in (folder / "provenance.json").read_text()
 
 
 def test_train_refuses_an_out_changed_since_its_preparation(tmp_path):
@@ -373,8 +426,7 @@ def test_a_failed_evaluation_leaves_no_earlier_scores_and_outputs_are_readable(t
     assert result.returncode == 0, result.stderr
     assert (folder / "generate-test.out").stat().st_mode & 0o777 == 0o666 & ~current_umask()
     (folder / "bleu-test.json").write_text("{}")
-    generate = Path(env["PATH"].split(os.pathsep)[0]) / "fairseq-generate"
-    generate.write_text("#!/bin/sh\necho 'fairseq-generate: error: a reason' >&2\nexit 1\n")
+    fairseq_stub(env, "generate", "sys.exit('fairseq-generate: error: a reason')\n")
     result = bash(EVALUATE, out, folder, "--average", "0", env=env)
     assert result.returncode == 1
     assert not (folder / "bleu-test.json").exists() and not (folder / "generate-test.out").exists()

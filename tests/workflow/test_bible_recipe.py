@@ -142,7 +142,7 @@ def start_until_aligning(env, out, mark):
 
 def test_a_killed_run_leaves_temporaries_the_next_removes_and_ctrl_c_leaves_none(tmp_path):
     mark, out = tmp_path / "aligning", tmp_path / "out"
-    env = {**stubs(tmp_path, **{"xlpe-align": STUB}), "STUB_MARK": str(mark)}
+    env = {**stubs(tmp_path, **{"eflomal-align": STUB}), "STUB_MARK": str(mark)}
     run, aligner = start_until_aligning(env, out, mark)
     run.kill()
     run.communicate(timeout=60)

@@ -5,10 +5,9 @@ read-only corpus is read without a lock; a refusal names the run that holds the 
 link to the corpus is followed to the folder it names; a checkpoint of another model or schedule
 than the folder's training is refused; an unfinished training is said to be one.
 
-fairseq-generate, xlpe-average-checkpoints and xlpe-bleu are the logging stubs of
-tests/recipes/test_shell_entry_points.py; one test decodes nothing but reads a trained tiny
+fairseq-generate is the stub of tests/recipes/test_shell_entry_points.py, and the checkpoints
+hold a training's settings and no weights; one test decodes nothing but reads a trained tiny
 checkpoint."""
-import argparse
 import os
 import signal
 import subprocess
@@ -20,7 +19,13 @@ import pytest
 import torch
 
 from evaluation.tiny_checkpoints import session_checkpoints
-from recipes.test_shell_entry_points import prepared, stubs
+from recipes.test_shell_entry_points import (
+    fairseq_stub,
+    fairseq_state,
+    prepared,
+    stubs,
+    trained_checkpoint,
+)
 from xlpe_fairseq.io.provenance import write_record
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -36,23 +41,8 @@ def checkpoint_folder(path, model="dpe", schedule="dpe-iwslt", checkpoints=("che
     path.mkdir(parents=True)
     (path / "schedule.env").write_text(f"SCHEDULE={schedule}\nTRAINED_MODEL={model}\n")
     for name in checkpoints:
-        (path / name).write_text("")
+        trained_checkpoint(path / name, model, schedule)
     return path
-
-
-def stub_folder(env):
-    return Path(env["PATH"].split(os.pathsep)[0])
-
-
-def real_checkpoint_verification(tmp_path, env):
-    """The stubs, but xlpe-provenance verify-checkpoint the real one (the checkpoints here
-    are real files)."""
-    real = subprocess.run(["which", "xlpe-provenance"], capture_output=True, text=True,
-                          env={**os.environ}).stdout.strip()
-    stub = stub_folder(env) / "xlpe-provenance"
-    stub.write_text(f'#!/bin/sh\ncase $1 in evaluation)\n    echo "xlpe-provenance $*" >> '
-                    f'"{tmp_path}/provenance-calls" ;;\n*) exec "{real}" "$@" ;;\nesac\n')
-    return env
 
 
 def a_dead_pid():
@@ -73,8 +63,8 @@ def gone(pid):
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
 def test_a_signal_ends_the_decoding_in_its_own_group_and_leaves_no_temporary(tmp_path, signum):
     env = stubs(tmp_path)
-    (stub_folder(env) / "fairseq-generate").write_text(
-        f'#!/bin/sh\necho $$ > "{tmp_path}/generate.pid"\nexec sleep 300\n')
+    fairseq_stub(env, "generate", f"open({str(tmp_path / 'generate.pid')!r}, 'w').write("
+                 "str(os.getpid()))\ntime.sleep(300)\n")
     out, folder = prepared(tmp_path / "out"), checkpoint_folder(tmp_path / "ck")
     run = subprocess.Popen(["bash", str(EVALUATE), str(out), str(folder), "--average", "0"],
                            env={**os.environ, **env}, stdout=subprocess.PIPE,
@@ -240,15 +230,6 @@ def test_a_linked_corpus_is_named_by_the_folder_it_links_to(tmp_path):
             f"split of {out}?\n"), result.stderr
 
 
-def fairseq_state(arch, keep=5, metric="loss", weight_decay=0.0001, **model):
-    """A checkpoint's saved settings as fairseq 0.12 saves them (``cfg`` with the model's
-    Namespace), without weights."""
-    return {"model": {}, "cfg": {
-        "model": argparse.Namespace(arch=arch, **model),
-        "checkpoint": {"keep_interval_updates": keep, "best_checkpoint_metric": metric},
-        "optimizer": {"weight_decay": weight_decay}}}
-
-
 @pytest.mark.parametrize("state, refused", [
     (fairseq_state("transformer_reorder_emb", reorder_emb="both"), None),
     (fairseq_state("transformer_reorder_emb_wmt_en_de_big", reorder_emb="both"), None),
@@ -263,7 +244,7 @@ def fairseq_state(arch, keep=5, metric="loss", weight_decay=0.0001, **model):
      "saved with --best-checkpoint-metric bleu"),
 ])
 def test_a_checkpoint_of_another_model_or_schedule_is_refused(tmp_path, state, refused):
-    env = real_checkpoint_verification(tmp_path, stubs(tmp_path))
+    env = stubs(tmp_path)
     out, folder = prepared(tmp_path / "out"), checkpoint_folder(tmp_path / "ck", "re-both")
     torch.save(state, folder / "checkpoint_best.pt")
     result = evaluate(out, folder, "--average", "0", env=env)
@@ -279,7 +260,7 @@ def test_a_checkpoint_of_another_model_or_schedule_is_refused(tmp_path, state, r
 def test_the_finished_trainings_command_says_what_was_given_after_a_double_dash(tmp_path):
     """A training given `-- --keep-interval-updates 8` saved its checkpoints with 8: its record
     says so, and the checkpoint is its own."""
-    env = real_checkpoint_verification(tmp_path, stubs(tmp_path))
+    env = stubs(tmp_path)
     out, folder = prepared(tmp_path / "out"), checkpoint_folder(tmp_path / "ck", "re-both")
     torch.save(fairseq_state("transformer_reorder_emb", reorder_emb="both", keep=8),
                folder / "checkpoint_best.pt")
@@ -298,7 +279,7 @@ def tiny(tmp_path_factory):
 
 def test_a_trained_transformer_copied_into_a_re_both_folder_is_refused(tmp_path, tiny):
     _, checkpoints = tiny
-    env = real_checkpoint_verification(tmp_path, stubs(tmp_path))
+    env = stubs(tmp_path)
     out, folder = prepared(tmp_path / "out"), checkpoint_folder(tmp_path / "ck", "re-both")
     (folder / "checkpoint_best.pt").write_bytes(checkpoints["untied"].read_bytes())
     result = evaluate(out, folder, "--average", "0", env=env)

@@ -4,7 +4,9 @@ the run says what it costs and how to skip it; an OUT without it refuses XL PE i
 Folder names reach no shell; a line break in one is refused before any work; a read-only raw
 folder is only read; Ctrl-C ends the step running and leaves no temporary file, and one a
 killed run left is removed by the next."""
+import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -24,6 +26,20 @@ HOSTILE = "o'u]t $x/sp ace/$(touch PWNED)"
 def prepare_command(*args):
     return [sys.executable, "-m", "xlpe_fairseq.workflow.prepare", "--src", "en", "--tgt", "de",
             *map(str, args)]
+
+
+# xlpe-prepare with every program it starts listed in CHILDREN (the audit event of
+# subprocess.Popen, raised in this process and in any it forks)
+WATCHED = """
+import json, os, sys
+def hook(event, args):
+    if event == "subprocess.Popen":
+        with open(os.environ["CHILDREN"], "a") as listed:
+            listed.write(json.dumps([str(word) for word in args[1]]) + "\\n")
+sys.addaudithook(hook)
+from xlpe_fairseq.workflow.prepare import main
+sys.exit(main(sys.argv[1:]))
+"""
 
 
 def environment(path_first=None):
@@ -58,7 +74,11 @@ def hostile_run(tmp_path_factory):
     (out / "bpe").mkdir(parents=True)
     stale = out / "bpe" / ".train.en.999999999.abcdef"
     stale.write_text("left by a killed run\n")
-    result = prepare(raw, out, cwd=root)
+    result = subprocess.run(
+        [sys.executable, "-c", WATCHED, "--src", "en", "--tgt", "de", str(raw), str(out)],
+        capture_output=True, text=True, cwd=root,
+        env={**environment(), "CHILDREN": str(root / "children.jsonl"),
+             "XLPE_STAGE_LOG": str(root / "stages.jsonl")})
     raw.chmod(0o755)
     return root, raw, out, stale, result
 
@@ -93,6 +113,37 @@ def test_no_temporary_file_is_left_and_a_stale_one_is_removed(hostile_run):
     out, stale = hostile_run[2], hostile_run[3]
     assert not stale.exists(), "a temporary file of a killed run was left"
     assert not temporaries(out), temporaries(out)
+
+
+def test_every_step_runs_in_the_command_s_process_but_the_external_programs(hostile_run):
+    """No xlpe-* command, no ``python -m xlpe_fairseq...``: the aligner (eflomal) and
+    fairseq-preprocess are the only programs started; the provenance record is written by a
+    function call."""
+    root, _, out, _, result = hostile_run
+    assert result.returncode == 0, result.stderr[-3000:]
+    children = [json.loads(line) for line in (root / "children.jsonl").read_text().splitlines()]
+    programs = []
+    for command in children:
+        words = [os.path.basename(word) for word in command]
+        if "eflomal-align" in words:
+            programs.append("eflomal-align")
+        elif words[1:4] == ["-m", "xlpe_fairseq_cli.fairseq", "fairseq-preprocess"]:
+            programs.append("fairseq-preprocess")
+        else:
+            programs.append(command)
+    assert programs == ["eflomal-align", "fairseq-preprocess"], children
+    assert (out / "provenance.json").exists()
+
+
+def test_the_stage_log_has_a_line_for_every_step_that_ran(hostile_run):
+    root, _, _, _, result = hostile_run
+    ran = re.findall(r"^== (.*): [0-9.]+ s$", result.stderr, re.M)
+    logged = [json.loads(line) for line in (root / "stages.jsonl").read_text().splitlines()]
+    assert [step["step"] for step in logged] == [*ran, "record provenance"], logged
+    assert all(step["status"] == 0 and step["cpu_s"] is not None and step["max_rss_mib"] > 0
+               for step in logged), logged
+    align = next(step for step in logged if step["step"].startswith("align"))
+    assert align["tree_peak_mib"] > 0 and align["cpu_s"] > 0, align
 
 
 def test_a_line_break_in_out_is_refused_before_any_work(tmp_path):
@@ -175,17 +226,20 @@ def running(pid):
 
 
 def test_ctrl_c_ends_the_running_step_and_leaves_no_temporary_file(tmp_path):
+    """The aligner is the step's program; the step itself (its chunks, its joined text) is
+    this command's."""
     stubs = tmp_path / "stubs"
     stubs.mkdir()
-    (stubs / "xlpe-tokenize").write_text(STUB.format(python=sys.executable))
-    (stubs / "xlpe-tokenize").chmod(0o755)
+    (stubs / "eflomal-align").write_text(STUB.format(python=sys.executable))
+    (stubs / "eflomal-align").chmod(0o755)
     raw = write_raw(tmp_path / "raw", "en", "de")
-    mark, out = tmp_path / "tokenizing", tmp_path / "out"
+    mark, out = tmp_path / "aligning", tmp_path / "out"
     run = subprocess.Popen(prepare_command(raw, out), stderr=subprocess.PIPE, text=True,
-                           env={**environment(stubs), "STUB_MARK": str(mark)})
-    deadline = time.monotonic() + 120
+                           env={**environment(stubs), "STUB_MARK": str(mark)},
+                           preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    deadline = time.monotonic() + 300
     while not (mark.exists() and mark.read_text()) and run.poll() is None:
-        assert time.monotonic() < deadline, "the tokenizer stub never started"
+        assert time.monotonic() < deadline, "the aligner stub never started"
         time.sleep(0.1)
     assert run.poll() is None, run.stderr.read()
     step = int(mark.read_text())

@@ -4,6 +4,7 @@ an OUT prepared earlier still matches; a step that runs says its name and wall t
 failed one ends the run with its status; a killed run's temporary files go, a live one's
 stay."""
 import hashlib
+import json
 import os
 import re
 import subprocess
@@ -11,11 +12,13 @@ import sys
 
 import pytest
 
+from xlpe_fairseq.io import InputError
 from xlpe_fairseq.workflow.steps import (
     StepFailed,
     Steps,
     made_from_file,
     remove_stale_temporaries_of,
+    run_program,
 )
 
 
@@ -47,14 +50,37 @@ def test_the_record_is_the_digest_of_the_inputs_content_and_settings(tmp_path):
 
 def test_a_step_says_its_name_and_wall_time_and_a_failure_ends_with_its_status(capfd):
     steps = Steps("xlpe-prepare")
-    steps.timed("tokenize train.en", [sys.executable, "-c", "pass"])
+    assert steps.timed("tokenize train.en", pow, 2, 3) == 8, "a step returns what it returns"
     said = capfd.readouterr().err.splitlines()
     assert said[0] == "== tokenize train.en", said
     assert re.fullmatch(r"== tokenize train\.en: [0-9]+\.[0-9] s", said[1]), said
+    with pytest.raises(InputError, match="train.en line 3"):
+        steps.timed("reorder train (dpe)", raise_input_error, "train.en line 3: bad")
+    assert "== reorder train (dpe): " not in capfd.readouterr().err, \
+        "a failed step has no wall time line"
     with pytest.raises(StepFailed) as failed:
-        steps.timed("align", [sys.executable, "-c", "raise SystemExit(3)"])
-    assert failed.value.code == 3, "the run must end with the failed step's status"
+        steps.timed("align", run_program, [sys.executable, "-c", "raise SystemExit(3)"])
+    assert failed.value.code == 3, "the run must end with the failed program's status"
     assert "== align: " not in capfd.readouterr().err, "a failed step has no wall time line"
+
+
+def raise_input_error(message):
+    raise InputError(message)
+
+
+def test_each_step_in_this_process_logs_its_usage_and_status(tmp_path):
+    log = tmp_path / "stages.jsonl"
+    steps = Steps("xlpe-prepare", str(log))
+    steps.timed("learn BPE (5 joint merges)", bytearray, 50 * 2**20)
+    steps.measured("record provenance", run_program, [sys.executable, "-c", "pass"])
+    with pytest.raises(InputError):
+        steps.timed("reorder train (dpe)", raise_input_error, "bad")
+    logged = [json.loads(line) for line in log.read_text().splitlines()]
+    assert [(step["step"], step["status"]) for step in logged] == [
+        ("learn BPE (5 joint merges)", 0), ("record provenance", 0),
+        ("reorder train (dpe)", 1)], logged
+    assert logged[0]["max_rss_mib"] >= 50, f"a step that held 50 MiB logged {logged[0]}"
+    assert logged[1]["cpu_s"] > 0, f"a step's child's CPU time is the step's: {logged[1]}"
 
 
 def test_temporaries_of_ended_processes_are_removed_those_of_running_ones_kept(tmp_path):

@@ -9,13 +9,12 @@ import os
 import shlex
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
-from recipes.test_shell_entry_points import prepared, stubs
+from recipes.test_shell_entry_points import fairseq_stub, prepared, stubs
 from workflow.test_evaluate import read_only_run
 from xlpe_fairseq.workflow.evaluate import unfinished_training
 
@@ -24,14 +23,12 @@ TRAIN = ROOT / "examples" / "train.sh"
 
 
 def fairseq_train_stub(env, body):
-    """Replace the stubs' fairseq-train by a Python script: it records its arguments, process
-    id and process group in ARGS.json next to the stubs, then runs ``body``."""
-    folder = Path(env["PATH"].split(os.pathsep)[0])
-    record = folder.parent / "ARGS.json"
-    (folder / "fairseq-train").write_text(
-        f"#!{sys.executable}\nimport json, os, sys, time\n"
-        f"json.dump({{'argv': sys.argv[1:], 'pid': os.getpid(), 'pgid': os.getpgid(0)}}, "
-        f"open({str(record)!r}, 'w'))\n{body}\n")
+    """Replace the stubs' fairseq-train: it records its arguments, process id and process
+    group in ARGS.json next to the stubs, then runs ``body``."""
+    record = Path(env["PYTHONPATH"].split(os.pathsep)[0]).parent / "ARGS.json"
+    fairseq_stub(env, "train",
+                 f"json.dump({{'argv': sys.argv[1:], 'pid': os.getpid(), 'pgid': os.getpgid(0)}}, "
+                 f"open({str(record)!r}, 'w'))\n{body}\n")
     return record
 
 
@@ -93,8 +90,8 @@ def test_no_folder_name_reaches_a_shell(tmp_path, name):
     assert argv[argv.index("--save-dir") + 1] == str(save_dir)
     assert (save_dir / "schedule.env").read_text() == (
         "SCHEDULE=dpe-iwslt\nTRAINED_MODEL=transformer\n")
-    calls = (tmp_path / "provenance-calls").read_text()
-    assert f"training --prog train.sh {save_dir} --data-bin {out / 'data-bin' / 'text'}" in calls
+    record = json.loads((save_dir / "provenance.json").read_text())
+    assert (record["kind"], record["data_bin"]) == ("training", str(out / "data-bin" / "text"))
     assert not list(tmp_path.rglob("PWNED")), "a name was run by a shell"
 
 
