@@ -4,7 +4,12 @@ import os
 
 import pytest
 
-from xlpe_fairseq.workflow.preorderer_steps import preorderer_training
+from xlpe_fairseq.preordering.train import build_parser
+from xlpe_fairseq.workflow.preorderer_steps import (
+    preorderer_training,
+    sampling_settings,
+    training_settings,
+)
 from xlpe_fairseq.workflow.prepare_settings import preorderer_defaults, settings_of
 
 SETTINGS = ("PREORDER_LOSS", "PREORDER_SEEDS", "PREORDER_EPOCHS", "PREORDER_BATCH_TOKENS",
@@ -98,3 +103,19 @@ def test_an_unknown_loss_is_refused_before_any_work(capsys):
     assert exit_info.value.code == 2
     assert capsys.readouterr().err.strip() == \
         "PREORDER_LOSS must be one of: pairwise structured both, not 'hinge'"
+
+
+@pytest.mark.parametrize("pairs", [18395, 60000])
+def test_a_member_is_called_with_the_values_of_the_options_its_settings_record(pairs):
+    """The members train in the command's process, called with keywords; the record of their
+    settings (OUT/preorderer.settings) holds xlpe-preorder-train's options: both say the
+    same."""
+    env = {key: value for key, value in os.environ.items() if not key.startswith("PREORDER_")}
+    settings = settings_of({"SRC": "en", "TGT": "de"}, {**env, "PREORDER_SECONDS": "90.5"})
+    preorderer_defaults(settings, pairs)
+    options = build_parser().parse_args([*preorderer_training(settings),
+                                         *settings["PREORDER_SAMPLING"], "--source", "S",
+                                         "--reorder", "R", "--save", "P"])
+    keywords = {**training_settings(settings), **sampling_settings(settings)}
+    assert ("sample" in keywords) == (pairs > 50000), keywords
+    assert keywords == {name: getattr(options, name) for name in keywords}, keywords
