@@ -9,10 +9,12 @@ import re
 import subprocess
 import sys
 import time
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 
+import slurm_cluster
 from slurm_cluster import slurm  # noqa: F401  (the fixture)
 from test_cli_end_to_end import TINY_MODEL, binarized_corpus
 from warm_python import run_module
@@ -133,6 +135,38 @@ def test_the_launcher_is_checked_before_the_work_folder_is_written(corpus, tmp_p
     (["--partition", "gpu", "--time", "60"], "--partition --time: only with --launcher slurm"),
     (["--launcher", "slurm", "--time", "60", "--sbatch-args=-A nmt"], "expected sbatch's long"),
 ])
+def settings_of(text, node):
+    """``{key: value}`` of slurm.conf's lines; the node's line, which starts with ``node``
+    (``slurmd -C``'s line), under "node"; the partition's without its name."""
+    settings = {}
+    for line in filter(None, (line.strip() for line in text.splitlines())):
+        if line.startswith(node):
+            settings["node"] = line[len(node):].strip()
+            continue
+        key, _, value = line.partition("=")
+        settings[key] = value.partition(" ")[2] if key == "PartitionName" else value
+    return settings
+
+
+def test_the_docs_start_the_slurm_the_tests_start(monkeypatch):
+    """docs/cluster.md's single-node SLURM is tests/slurm_cluster.py's: the same settings, but
+    the cluster's name and the folders, which the docs leave to the user."""
+    cluster = Path(__file__).resolve().parents[3] / "docs" / "cluster.md"
+    section = cluster.read_text().split("## A single-node SLURM")[1].split("\n## ")[0]
+    conf = re.search(r"<<EOF\n(.*?)\n    EOF", section, re.DOTALL)
+    assert conf, "docs/cluster.md: no slurm.conf written with a here-document"
+    documented = settings_of(conf.group(1), "$(slurmd -C | head -1)")
+    node = "NodeName=n CPUs=2 RealMemory=2000"
+    monkeypatch.setattr(slurm_cluster.subprocess, "run",
+                        lambda *args, **kwargs: SimpleNamespace(stdout=node + "\n"))
+    tested = settings_of(slurm_cluster.slurm_conf(Path("STATE")), node)
+    assert documented.keys() == tested.keys(), documented.keys() ^ tested.keys()
+    differ = {key: (documented[key], tested[key]) for key in documented
+              if documented[key] != tested[key] and "$" not in documented[key]
+              and key != "ClusterName"}
+    assert differ == {}, f"docs/cluster.md and tests/slurm_cluster.py differ: {differ}"
+
+
 def test_slurm_options_are_checked_before_anything_runs(options, message, capsys):
     with pytest.raises(SystemExit) as stop:
         main([*REQUIRED, *options])
