@@ -5,6 +5,7 @@ checks, the job names, and the launcher's commands checked before the work folde
 import argparse
 import json
 import os
+import pickle
 import re
 import subprocess
 import sys
@@ -106,6 +107,30 @@ def test_job_names_tell_the_runs_apart_in_squeues_name_column(seeds):
         assert name.startswith(f"s{seed}-") and f".{model}.xlpe-study" in name, name
     assert job_names(["transformer", "dpe"], [1])["transformer", 1] == \
         "s1-trans.transformer.xlpe-study"
+
+
+@pytest.mark.parametrize("line, kind, told", [
+    ("*** JOB 12 ON n1 CANCELLED AT 2026-12-07T18:08:00 ***", "cancelled", "cancelled (job 12)"),
+    ("*** STEP 12.0 ON n1 CANCELLED AT 2026-12-07T18:08:00 ***", "cancelled",
+     "cancelled (job 12)"),
+    ("*** JOB 12 ON n1 CANCELLED AT 2026-12-07T18:08:00 DUE TO TIME LIMIT ***", "failed",
+     "failed (job 12): SLURM ended it as TIMEOUT (past its time limit)"),
+    ("*** JOB 7 ON n1 CANCELLED AT 2026-12-07T18:08:00 ***", "failed",
+     "failed (job 12): ToolError: killed training"),
+])
+def test_a_job_squeue_has_forgotten_is_told_by_its_log(tmp_path, monkeypatch, line, kind, told):
+    """Without squeue's state (MinJobAge past) and without accounting (no sacct), slurmstepd's
+    line in the job's log tells a cancelled job (the batch's or the step's line) from one killed
+    at its time limit; another job's line tells nothing, and the run's own error stands."""
+    monkeypatch.setenv("PATH", str(tmp_path))
+    slurm_folder = tmp_path / "run" / "slurm"
+    slurm_folder.mkdir(parents=True)
+    (slurm_folder / "12_0_log.err").write_text(f"training\nslurmstepd-n1: error: {line}\n")
+    with open(slurm_folder / "12_0_result.pkl", "wb") as result:
+        pickle.dump(("error", "Traceback ...\nToolError: killed training"), result)
+    found, text = job_end(tmp_path / "run", "12", None)
+    assert (found, text.partition("; log: ")[0]) == (kind, told), text
+    assert text.endswith(f"; log: {slurm_folder / '12_0_log.err'}"), text
 
 
 @pytest.mark.parametrize("squeue", [None, "echo 'slurm_load_jobs error: Unable to contact "
