@@ -14,7 +14,6 @@ from ...io import (
     BOOTSTRAP_SAMPLES,
     SEED,
     WORKERS,
-    InputError,
     check_dictionaries,
     check_output_directory,
     check_utf8,
@@ -31,7 +30,7 @@ from .plan import Study
 from .profiles import MODEL_NAMES, PROFILES
 from .report import write_report
 from .runs import finished, print_progress, run_pending
-from .slurm import check_launcher, jobs_in_flight, sbatch_options, submit_study
+from .slurm import check_launcher, refuse_jobs_in_flight, sbatch_options, submit_study
 
 
 def run_study(args):
@@ -67,12 +66,7 @@ def run_study(args):
         print_progress(study, runs)
         raise
     if args.launcher == "local":
-        in_flight = jobs_in_flight(study, [run for run in runs if not finished(study, *run)])
-        if in_flight:
-            raise InputError(", ".join(f"{run_dir} (job {job}, {state})"
-                                       for run_dir, job, state in in_flight)
-                             + ": SLURM jobs train these runs; watch them with --launcher "
-                             "slurm, or scancel them first")
+        refuse_jobs_in_flight(study, [run for run in runs if not finished(study, *run)])
     study.check_settings()
     if args.tokenized_reference:
         references = detokenize(references, args.target_lang)

@@ -144,17 +144,20 @@ def queue_states():
     return dict(line.split() for line in result.stdout.splitlines() if line.strip())
 
 
-def jobs_in_flight(study, runs):
-    """``[(run folder, job id, state)]`` of the runs whose SLURM job is queued or running,
-    which a local launcher must not train too; none where there is no squeue to ask."""
+def refuse_jobs_in_flight(study, runs):
+    """InputError naming the runs whose SLURM job is queued or running, which a local launcher
+    must not train too; nothing to refuse where there is no squeue to ask."""
     submitted = {run: study.run_dir(*run) / JOB_FILE for run in runs}
     submitted = {run: path.read_text(encoding="utf-8").strip()
                  for run, path in submitted.items() if path.exists()}
     if not submitted or not shutil.which("squeue"):
-        return []
+        return
     states = queue_states()
-    return [(study.run_dir(*run), job_id, states[job_id]) for run, job_id in submitted.items()
-            if states.get(job_id) in QUEUED | RUNNING]
+    in_flight = [f"{study.run_dir(*run)} (job {job_id}, {states[job_id]})"
+                 for run, job_id in submitted.items() if states.get(job_id) in QUEUED | RUNNING]
+    if in_flight:
+        raise InputError(f"{', '.join(in_flight)}: SLURM jobs train these runs; watch them "
+                         "with --launcher slurm, or scancel them first")
 
 
 def accounted_state(job_id):
