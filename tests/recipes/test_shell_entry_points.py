@@ -216,7 +216,17 @@ def stubs(tmp_path):
         f'    echo "xlpe-provenance $*" >> "{tmp_path}/provenance-calls" ;;\n'
         f'*) exec "{shutil.which("xlpe-provenance")}" "$@" ;;\nesac\n')
     (folder / "xlpe-provenance").chmod(0o755)
-    return {"PATH": f"{folder}{os.pathsep}{os.environ['PATH']}"}
+    # xlpe-train and xlpe-evaluate run fairseq's commands through their launcher (python -m
+    # xlpe_fairseq_cli.fairseq fairseq-generate ...), which runs fairseq_cli's module: a
+    # fairseq_cli whose modules exec the stubs above stands first on PYTHONPATH
+    shadow = folder / "python" / "fairseq_cli"
+    shadow.mkdir(parents=True)
+    (shadow / "__init__.py").write_text("")
+    for module, name in (("train", "fairseq-train"), ("generate", "fairseq-generate")):
+        (shadow / f"{module}.py").write_text(
+            f"import os, sys\nos.execvp({name!r}, [{name!r}, *sys.argv[1:]])\n")
+    python_path = os.pathsep.join(filter(None, [str(shadow.parent), os.environ.get("PYTHONPATH")]))
+    return {"PATH": f"{folder}{os.pathsep}{os.environ['PATH']}", "PYTHONPATH": python_path}
 
 
 def trained_folder(tmp_path, model, checkpoints):
