@@ -57,6 +57,7 @@ from ..io.locks import FolderInUse, claim_folder
 from ..io.outputs import atomic_output
 from ..io.provenance import RECORD, read_record, verify_corpus, without_preorderer
 from ..io.work_folders import check_work_folder
+from ..preprocessing.tokenize import check_tokenization
 from ..user_dir import PLUGIN_DIR
 from .processes import run_child, run_step
 from .script_options import (
@@ -236,7 +237,8 @@ def evaluate(argv, prog):
     recipe_env = os.path.join(data, "recipe.env")
     if not os.path.exists(recipe_env):
         raise Refused(f"{recipe_env}: no such file; is {data} a data_prep recipe's OUTDIR?", 1)
-    recipe = read_settings(recipe_env, ("SRC", "TGT", "LOWERCASE"))
+    recipe = read_settings(recipe_env, ("SRC", "TGT", "LOWERCASE", "TOKENIZATION"))
+    check_tokenization(recipe_env, recipe.get("TOKENIZATION"))
     for key in ("SRC", "TGT"):
         if not re.fullmatch(r"[A-Za-z]{2,8}([-_][A-Za-z0-9]{1,8})*", recipe.get(key, "")):
             got = repr(recipe[key]) if key in recipe else "no such line"

@@ -56,7 +56,7 @@ def run_study(args):
         study.check_test_split(data_bin, args.reference, len(references))
     study.check_settings()
     if args.tokenized_reference:
-        references = detokenize(references, args.target_lang)
+        references = detokenize(references)
 
     runs = [(model, seed) for model in args.models for seed in args.seeds]
     if args.launcher == "slurm":
@@ -117,7 +117,8 @@ def build_parser():
     parser.add_argument("--target-lang", required=True)
     parser.add_argument("--reference", required=True, help="test reference, one sentence a line")
     parser.add_argument("--tokenized-reference", action="store_true",
-                        help="the reference is Moses-tokenized: detokenize it like the hypotheses")
+                        help="the reference is tokenized (xlpe-tokenize): detokenize it like the "
+                        "hypotheses")
     add_tokenize_argument(parser)
     parser.add_argument("--models", nargs="+", default=["transformer", "dpe"],
                         help=f"models to train (default: transformer dpe); any of "
