@@ -7,7 +7,6 @@ TORCH ?= torch==2.13.0
 STAMP := $(VENV)/.xlpe-installed
 # exact versions of everything but torch, so a clone next month installs the same stack
 PIP_INSTALL := $(BIN)/pip install -q -c constraints.txt
-export TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD := 1
 
 .PHONY: setup test demo benchmark
 

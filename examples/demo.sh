@@ -75,7 +75,7 @@ while [[ $# -gt 0 ]]; do
         *) echo "unknown option $1 (see $0 --help)" >&2; exit 2 ;;
     esac
 done
-export TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD=1 PYTHONWARNINGS=ignore
+export PYTHONWARNINGS=ignore
 USER_DIR=$HERE/xlpe_fairseq
 DATA=$WORK/data
 BIN=$DATA/data-bin

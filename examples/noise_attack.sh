@@ -84,7 +84,7 @@ fi
 for f in "$DATA_BIN/train.reorder.$SRC-$TGT.idx" "$REFERENCE" ${PREORDERER:+"$PREORDERER"}; do
     [[ -f $f ]] || { echo "$f: no such file" >&2; exit 2; }
 done
-export TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD=1 PYTHONWARNINGS=ignore
+export PYTHONWARNINGS=ignore
 USER_DIR=$HERE/xlpe_fairseq
 PREORDER_FLAGS=()
 if [[ -n $PREORDERER ]]; then

@@ -79,7 +79,7 @@ if ((UPDATES < AVERAGE)); then
     echo "--updates $UPDATES: fewer updates than the $AVERAGE checkpoints to average" >&2
     exit 2
 fi
-export TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD=1 PYTHONWARNINGS=ignore
+export PYTHONWARNINGS=ignore
 USER_DIR=$HERE/xlpe_fairseq
 # the target-ordered source is a language of its own to fairseq, with the source dictionary
 ORD=${SRC}ord

@@ -23,17 +23,15 @@ from argparse import Namespace
 from pathlib import Path
 from types import SimpleNamespace
 
-os.environ.setdefault("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "1")
+import torch
+from fairseq.data import Dictionary
+from fairseq.models import ARCH_CONFIG_REGISTRY, ARCH_MODEL_REGISTRY
+from fairseq.sequence_generator import SequenceGenerator
+from fairseq.utils import apply_to_sample
 
-import torch  # noqa: E402
-from fairseq.data import Dictionary  # noqa: E402
-from fairseq.models import ARCH_CONFIG_REGISTRY, ARCH_MODEL_REGISTRY  # noqa: E402
-from fairseq.sequence_generator import SequenceGenerator  # noqa: E402
-from fairseq.utils import apply_to_sample  # noqa: E402
-
-import xlpe_fairseq  # noqa: E402,F401  (registers the plugin)
-from xlpe_fairseq.help_format import HelpFormatter  # noqa: E402
-from xlpe_fairseq.criterions.label_smoothed_cross_entropy_with_order import (  # noqa: E402
+import xlpe_fairseq  # noqa: F401  (registers the plugin)
+from xlpe_fairseq.help_format import HelpFormatter
+from xlpe_fairseq.criterions.label_smoothed_cross_entropy_with_order import (
     LabelSmoothedCrossEntropyWithOrderCriterion,
 )
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import xlpe_fairseq
-from xlpe_fairseq import user_dir
+from xlpe_fairseq_cli import user_dir
 
 SETUP_PY = Path(__file__).resolve().parent.parent / "setup.py"
 

@@ -302,10 +302,9 @@ def test_a_rerun_from_other_older_files_and_another_option_rebuilds_what_they_ch
     assert f"RAW={raw2}" in (copy / "recipe.env").read_text(encoding="utf-8")
 
 
-def test_evaluate_with_a_text_model_on_an_xlpe_checkpoint_names_the_model_to_pass(trained,
-                                                                                   tmp_path):
-    """A checkpoint folder without train.sh's record: fairseq-generate fails inside the plugin,
-    and evaluate.sh prints its one line, which names the model and what to pass."""
+def test_evaluate_with_a_text_model_on_an_xlpe_checkpoint_names_what_it_is(trained, tmp_path):
+    """A checkpoint folder without train.sh's record: the checkpoint of another model than
+    --model is refused before decoding, in one line that names its architecture."""
     out, root, *_ = trained
     shutil.copy(root / "xlpe-inxl" / "checkpoint_best.pt", tmp_path / "checkpoint_best.pt")
     result = subprocess.run(
@@ -313,10 +312,10 @@ def test_evaluate_with_a_text_model_on_an_xlpe_checkpoint_names_the_model_to_pas
          "transformer", "--schedule", "dpe-iwslt", "--average", "0", "--cpu"],
         env=ENV, capture_output=True, text=True, cwd=ROOT)
     assert result.returncode == 1
-    assert result.stderr.splitlines()[-1].endswith(
-        f"the model is transformer_xlpe --xlpe-mode inxl, which reads reorder positions, and "
-        f"{out / 'data-bin' / 'text'} has none; pass {out / 'data-bin' / 'xlpe'} "
-        "(xlpe-evaluate: --model xlpe-inxl)"), result.stderr
+    last = result.stderr.splitlines()[-1]
+    assert "saved with --arch transformer_xlpe, but --model transformer trains with --arch " \
+        "transformer" in last and "not a checkpoint of that training" in last, result.stderr
+    assert not (tmp_path / "generate-test.out").exists(), "refused before decoding"
 
 
 def test_placeholders_come_back_in_the_hypotheses_as_written(trained, tmp_path):

@@ -1,5 +1,6 @@
 """Warnings a user cannot act on (hydra's deprecations as fairseq calls it, fairseq's CPU data
-loader and autocast calls, fairseq's tensorboardX hint) do not reach the terminal."""
+loader and autocast calls, fairseq's tensorboardX hint) stay out of what the xlpe-* commands
+show, and the plugin's import silences nothing in a user's own process."""
 import os
 import subprocess
 import sys
@@ -27,12 +28,12 @@ def test_fairseq_commands_do_not_ask_for_tensorboardx():
     assert "tensorboardX" not in result.stdout + result.stderr, result.stdout + result.stderr
 
 
-def test_fairseq_train_with_the_plugin_prints_no_warnings(tmp_path):
+def test_fairseq_train_as_xlpe_train_runs_it_prints_no_warnings_and_logs_as_fairseq(tmp_path):
     raw = write_corpus(tmp_path / "raw", sizes={"train": 40, "valid": 8, "test": 8})
     data_bin = preprocess_corpus(raw, tmp_path / "data-bin")
     result = run_python(
-        "-m", "fairseq_cli.train", data_bin, "--user-dir", USER_DIR, "--task",
-        "translation_reorder", "--arch", "transformer", "--encoder-layers", "1",
+        "-m", "xlpe_fairseq_cli.fairseq", "fairseq-train", data_bin, "--user-dir", USER_DIR,
+        "--task", "translation_reorder", "--arch", "transformer", "--encoder-layers", "1",
         "--decoder-layers", "1", "--encoder-embed-dim", "16", "--decoder-embed-dim", "16",
         "--encoder-ffn-embed-dim", "16", "--decoder-ffn-embed-dim", "16",
         "--encoder-attention-heads", "1", "--decoder-attention-heads", "1",
@@ -42,3 +43,11 @@ def test_fairseq_train_with_the_plugin_prints_no_warnings(tmp_path):
     assert result.returncode == 0, result.stderr[-3000:]
     warnings = [line for line in result.stderr.splitlines() if "Warning" in line]
     assert not warnings, "fairseq-train printed warnings:\n" + result.stderr[-3000:]
+    # fairseq-train's own logging: its log lines on stdout, as its console script has them
+    assert "| INFO | fairseq_cli.train | done training" in result.stdout, result.stdout[-2000:]
+
+
+def test_importing_the_plugin_leaves_the_warning_filters_as_they_were():
+    result = run_python("-c", "import warnings, fairseq; before = list(warnings.filters); "
+                        "import xlpe_fairseq; print(warnings.filters == before)")
+    assert result.returncode == 0 and result.stdout.strip() == "True", result.stderr[-2000:]

@@ -1,49 +1,44 @@
-"""The plugin's errors inside fairseq's own commands: one line, not a traceback.
+"""The plugin's errors, and how a command that runs one of fairseq's finds them in its report.
 
-fairseq-train, -generate and -interactive let every exception end in a traceback. The plugin's
-errors about the user's data (reorder positions that do not fit their source, a missing
-positions file, a bad preorderer) and about its options already name the file, the line and
-what was expected; the traceback only buries that line. ``report_plugin_errors`` prints them
-as the xlpe-* commands do: ``PROG: error: MESSAGE``, exit 1 for input and 2 for options (as
-argparse does). Any other exception keeps Python's report.
+Every error the plugin raises about the user's data or options is an ``InputError`` (exit 1)
+or an ``OptionError`` (exit 2) of the ground floor (``io.errors``), with a message that names
+the file, the line and what was expected. Inside a process of its own (a notebook, fairseq's
+commands) the plugin raises them as any library does: fairseq's commands end in a traceback
+whose last line is that message. The xlpe-* commands that run fairseq's commands as children
+(xlpe-train, xlpe-evaluate, xlpe-study) show the message alone (``error_in_report``).
 """
-import os
-import sys
+import re
 
-from .io.errors import (  # noqa: F401  (re-exported: the plugin's modules import them here)
-    INPUT_ERRORS,
-    InputError,
-    MissingReorderPositionsError,
-    OptionError,
-    ReorderFileError,
-)
-
-# torch's DataLoader re-raises a worker's exception with the worker's traceback as its message
-_WORKER_TRACEBACK = "\nOriginal Traceback (most recent call last):"
+from .io.errors import InputError, OptionError  # noqa: F401  (the plugin's modules import them here)
 
 
-def one_line(error):
-    """The message of ``error``; for an error re-raised from a DataLoader worker, the
-    original message, from the last line of the worker's traceback."""
-    message = str(error)
-    if _WORKER_TRACEBACK in message:
-        message = message.rstrip().rsplit("\n", 1)[-1].partition(": ")[2]
-    return message
+class ReorderFileError(InputError):
+    """A reorder line or tensor that is not a permutation of the source positions."""
 
 
-def report_plugin_errors(previous_hook=None):
-    """An ``excepthook`` for the plugin's errors; others go to ``previous_hook``."""
-    previous_hook = previous_hook or sys.__excepthook__
+class ReorderPositionsError(ReorderFileError):
+    """Binarized reorder positions that do not fit the source they belong to."""
 
-    def hook(kind, error, traceback):
-        if not issubclass(kind, (OptionError, *INPUT_ERRORS)):
-            previous_hook(kind, error, traceback)
-            return
-        print(f"{os.path.basename(sys.argv[0])}: error: {one_line(error)}", file=sys.stderr)
-        if issubclass(kind, OptionError):
-            # Python exits 1 after any uncaught exception; a bad command line is 2
-            sys.stdout.flush()
-            sys.stderr.flush()
-            os._exit(2)
 
-    return hook
+class MissingReorderPositionsError(InputError):
+    """A model needs reorder positions for a split and the data-bin has none."""
+
+
+PLUGIN_ERRORS = (InputError, OptionError, ReorderFileError, ReorderPositionsError,
+                 MissingReorderPositionsError)
+# the line of a traceback that one of the plugin's errors ended: "MODULE.CLASS: MESSAGE"
+_REPORTED = re.compile("(%s): (.*)" % "|".join(
+    re.escape(f"{kind.__module__}.{kind.__qualname__}") for kind in PLUGIN_ERRORS))
+
+
+def error_in_report(lines):
+    """``(message, exit status)`` of the plugin's error that ended a fairseq command whose
+    report (stdout and stderr) is ``lines``, or None if none did; the status is argparse's, 2
+    for an option and 1 for input. An error of a DataLoader worker, re-raised with the
+    worker's traceback as its message, is found on that traceback's last line, the report's."""
+    for line in reversed(lines):
+        found = _REPORTED.fullmatch(line.rstrip("\n"))
+        if found:
+            kind, message = found.groups()
+            return message, 2 if kind.endswith(".OptionError") else 1
+    return None

@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 from fairseq.data.encoders import register_tokenizer
 from fairseq.dataclass import FairseqDataclass
 
-from .evaluation.detokenize import detokenize_line
-from .preprocessing.tokenize import tokenize_line
+from .text.detokenization import detokenize_line
+from .text.tokenization import tokenize_line
 
 
 @dataclass

@@ -4,7 +4,7 @@ import torch
 from fairseq.data import Dictionary, LanguagePairDataset
 
 from xlpe_fairseq.data.reorder_dataset import LanguagePairWithReorderDataset
-from xlpe_fairseq.reordering.reorder_file import ReorderFileError
+from xlpe_fairseq.plugin_errors import ReorderFileError
 
 
 def make_dataset(sentences, reorders, left_pad_source=True, noise=0.0, as_input=True,

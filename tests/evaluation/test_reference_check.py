@@ -5,7 +5,7 @@ import pytest
 
 from xlpe_fairseq.evaluation.reference_check import check_reference, matches
 from xlpe_fairseq.io import InputError
-from xlpe_fairseq.preprocessing.tokenize import tokenize_line
+from xlpe_fairseq.text.tokenization import tokenize_line
 
 RAW = {
     "en": "Don't stop... the \"quick\" (brown) fox's 5,300 cats!\x07 e-mail: a@b.com %s {0}",

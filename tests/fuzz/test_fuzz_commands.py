@@ -28,8 +28,8 @@ from test_non_utf8_input import console_scripts
 from xlpe_fairseq.io import count_lines, read_lines
 from xlpe_fairseq.preordering.preorderer import Preorderer
 from xlpe_fairseq.preordering.vocabulary import Vocabulary
-from xlpe_fairseq.preprocessing.tokenize import tokenize_line
-from xlpe_fairseq.reordering.reorder_file import parse_reorder_line
+from xlpe_fairseq.text.tokenization import tokenize_line
+from xlpe_fairseq.data.reorder_file import parse_reorder_line
 
 TOKENS = ["a", "b", "ab@@", "c", "é", "x-y", "0", "1", "2", "1-0", "0-1", "²", "\u00a0", "\x0b",
           "\u2028", "\x85", "\t", "ﬁ", "\ufeff", "e s 9", "low", "lowest", "newer"]

@@ -15,7 +15,8 @@ from xlpe_fairseq.preprocessing.bpe import read_codes
 from xlpe_fairseq.reordering.btg_rules import btg_positions
 from xlpe_fairseq.reordering.dpe_rules import UNALIGNED_CHOICES, dpe_positions
 from xlpe_fairseq.reordering.extract import parse_link_columns, parse_links
-from xlpe_fairseq.reordering.reorder_file import ReorderFileError, parse_reorder_line
+from xlpe_fairseq.data.reorder_file import parse_reorder_line
+from xlpe_fairseq.plugin_errors import ReorderFileError
 from xlpe_fairseq.reordering.reorder_text import reorder_tokens
 
 # characters that break line handling: line ends of other conventions, separators that

@@ -10,7 +10,7 @@ from fairseq.modules import SinusoidalPositionalEmbedding
 from fairseq.sequence_generator import SequenceGenerator
 
 from models.model_builders import TINY, build_model, identity_reorder, make_batch
-from xlpe_fairseq.data.reorder_dataset import ReorderPositionsError
+from xlpe_fairseq.plugin_errors import ReorderPositionsError
 from xlpe_fairseq.modules.input_xl_positions import SATURATION, UV_LR_SCALE
 from xlpe_fairseq.models.transformer_xlpe import (
     TransformerXLPEModel,

@@ -6,7 +6,7 @@ import sys
 import pytest
 
 from xlpe_fairseq.preordering import ceiling
-from xlpe_fairseq.reordering.reorder_file import ReorderFileError
+from xlpe_fairseq.plugin_errors import ReorderFileError
 
 
 def write_lines(path, rows):

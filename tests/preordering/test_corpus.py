@@ -4,7 +4,7 @@ import tracemalloc
 import pytest
 
 from xlpe_fairseq.io import InputError
-from xlpe_fairseq.io.errors import ReorderFileError
+from xlpe_fairseq.plugin_errors import ReorderFileError
 from xlpe_fairseq.preordering import train
 from xlpe_fairseq.preordering.corpus import read_sample_with_reorder, read_source_with_reorder
 from xlpe_fairseq.preordering.preorderer import Preorderer

@@ -1,7 +1,8 @@
 """Reversible Moses tokenization, in one process and in parallel chunks."""
 import pytest
 
-from xlpe_fairseq.preprocessing.tokenize import main, tokenize_file, tokenize_line
+from xlpe_fairseq.preprocessing.tokenize import main, tokenize_file
+from xlpe_fairseq.text.tokenization import tokenize_line
 
 
 def test_moses_splits_punctuation_without_escaping_and_joiners_mark_the_splits():

@@ -5,7 +5,7 @@ import random
 import pytest
 
 from xlpe_fairseq.reordering.dpe_rules import alignment_cases, dpe_positions
-from xlpe_fairseq.reordering.reorder_file import validate_permutation
+from xlpe_fairseq.data.reorder_file import validate_permutation
 
 
 def assert_permutation(pos, n):

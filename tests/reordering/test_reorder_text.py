@@ -1,7 +1,7 @@
 """xlpe-reorder-text: the two-pass Transformer's target-ordered source text."""
 import pytest
 
-from xlpe_fairseq.reordering.reorder_file import ReorderFileError
+from xlpe_fairseq.plugin_errors import ReorderFileError
 from xlpe_fairseq.reordering.reorder_text import main, reorder_file, reorder_tokens
 
 

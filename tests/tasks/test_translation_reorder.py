@@ -7,9 +7,11 @@ import torch
 from fairseq import options, tasks
 
 from synthetic_corpus import preprocess_corpus, write_corpus
-from xlpe_fairseq.data.reorder_dataset import LanguagePairWithReorderDataset, ReorderPositionsError
+from xlpe_fairseq.data.reorder_dataset import LanguagePairWithReorderDataset
+from xlpe_fairseq.plugin_errors import ReorderPositionsError
 from xlpe_fairseq.io import InputError
-from xlpe_fairseq.io.provenance import NO_PREORDERER
+from xlpe_fairseq.data.positions_note import NO_PREORDERER
+from xlpe_fairseq.plugin_errors import MissingReorderPositionsError
 from xlpe_fairseq.preprocessing.binarize import binarize_reorder
 from xlpe_fairseq.reordering.extract import extract_file
 
@@ -73,7 +75,8 @@ def test_dpe_needs_train_positions_only(prepared, tmp_path):
 def test_xlpe_without_positions_names_the_missing_file(prepared, tmp_path):
     task, args = setup_task(data_bin_with(prepared, tmp_path, {}), "transformer_xlpe", "--xlpe-heads", "1")
     task.build_model(args)
-    with pytest.raises(FileNotFoundError, match=r"test\.reorder\.xx-yy\.bin/\.idx not found.*--preorderer"):
+    with pytest.raises(MissingReorderPositionsError,
+                       match=r"test\.reorder\.xx-yy\.bin/\.idx not found.*transformer_xlpe.*--preorderer"):
         task.load_dataset("test")
 
 
@@ -82,10 +85,11 @@ def test_xlpe_on_a_data_bin_prepared_without_preorderer_says_to_rerun_with_it(pr
     raw, _ = prepared
     data_bin = data_bin_with(prepared, tmp_path, {"train": (raw / "train.reorder",
                                                             raw / "train.xx")})
-    (data_bin / NO_PREORDERER).write_text("prepared without the preorderer\n")
+    (data_bin / NO_PREORDERER).write_text("it was prepared without the preorderer: rerun\n")
     task, args = setup_task(data_bin, "transformer_xlpe", "--xlpe-heads", "1")
     task.load_dataset("valid")  # fairseq-train: before the model exists
-    with pytest.raises(FileNotFoundError, match=r"prepared without the preorderer.*rerun"):
+    with pytest.raises(MissingReorderPositionsError,
+                       match=r"has no valid positions: it was prepared without the preorderer: rerun"):
         task.build_model(args)
 
 

@@ -4,8 +4,8 @@ quotes of every language, ellipses, slashes, C++, emoji, mixed scripts, runs of 
 tabs, combining marks)."""
 import pytest
 
-from xlpe_fairseq.evaluation.detokenize import detokenize_line
-from xlpe_fairseq.preprocessing.tokenize import tokenize_line
+from xlpe_fairseq.text.detokenization import detokenize_line
+from xlpe_fairseq.text.tokenization import tokenize_line
 from xlpe_fairseq.text.spacing import JOINER, join_tokens
 
 # each of these came back otherwise before the tokens recorded spacing

@@ -15,10 +15,10 @@ import subprocess
 
 import pytest
 
-from xlpe_fairseq.evaluation.detokenize import detokenize_line
+from xlpe_fairseq.text.detokenization import detokenize_line
 from xlpe_fairseq.preprocessing.libreoffice_corpus import help_pages, page_paragraphs
 from xlpe_fairseq.preprocessing.message_catalogs import catalog_pairs, catalog_paths
-from xlpe_fairseq.preprocessing.tokenize import tokenize_line
+from xlpe_fairseq.text.tokenization import tokenize_line
 
 pytestmark = pytest.mark.system
 

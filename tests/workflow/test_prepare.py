@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from recipes.test_recipes_offline import RECIPE_ENV, write_raw
-from xlpe_fairseq.io.provenance import NO_PREORDERER, without_preorderer
+from xlpe_fairseq.data.positions_note import NO_PREORDERER, positions_note
 from xlpe_fairseq.workflow import evaluate
 from xlpe_fairseq.workflow.steps import TEMPORARY
 
@@ -134,8 +134,8 @@ def test_xl_pe_from_an_out_without_preorderer_is_refused_in_one_line(without_xl_
     assert exit_info.value.code == 1 and stderr.count("\n") == 1, stderr
     assert "without the preorderer" in stderr and "rerun" in stderr, stderr
     # the training's validation split: the task refuses it with the same sentence
-    assert "without the preorderer" in without_preorderer(str(out / "data-bin" / "xlpe"), "valid")
-    assert without_preorderer(str(out / "data-bin" / "xlpe"), "train") is None
+    assert "without the preorderer" in positions_note(str(out / "data-bin" / "xlpe"), "valid")
+    assert positions_note(str(out / "data-bin" / "xlpe"), "train") is None
 
 
 def test_a_rerun_with_every_model_trains_the_preorderer_and_drops_the_note(without_xl_pe):

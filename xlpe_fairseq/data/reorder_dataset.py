@@ -13,11 +13,8 @@ import numpy as np
 import torch
 from fairseq.data import BaseWrapperDataset, data_utils, indexed_dataset
 
-from ..reordering.reorder_file import NO_ORDER_TARGET, ReorderFileError, validate_permutation
-
-
-class ReorderPositionsError(ReorderFileError):
-    """Binarized reorder positions that do not fit the source they belong to."""
+from ..plugin_errors import ReorderPositionsError
+from .reorder_file import NO_ORDER_TARGET, validate_permutation
 
 
 def reorder_prefix(data_path, split, src, tgt):

@@ -44,12 +44,8 @@ from .compare import named_path
 
 
 def load_model(checkpoint, data_bin, preorderer=None):
-    """``(model, task)`` of a checkpoint, with the plugin registered in fairseq first."""
+    """``(model, task)`` of a checkpoint."""
     check_dictionaries(data_bin)
-    os.environ.setdefault("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "1")
-    # registers the plugin's task, models and criterion with fairseq
-    from .. import criterions, models, tasks  # noqa: F401
-
     overrides = {"data": data_bin}
     if preorderer:
         overrides["preorderer"] = preorderer

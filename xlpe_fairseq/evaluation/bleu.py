@@ -24,7 +24,7 @@ from ..io import (
     require_lines,
     run_command,
 )
-from .detokenize import base_language, detokenize
+from ..text.detokenization import base_language, detokenize
 from .generate_output import IncompleteGenerationError, read_generate_output
 from .reference_check import check_reference
 

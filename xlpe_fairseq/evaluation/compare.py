@@ -96,7 +96,7 @@ def generate(checkpoint, data_bin, split, output, extra_args, environment=None):
         "--required-batch-size-multiple", "1", "--remove-bpe", "--num-workers", "0",
         *extra_args,
     ]
-    env = {**os.environ, "TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD": "1", **(environment or {})}
+    env = {**os.environ, **(environment or {})}
     result = subprocess.run(command, capture_output=True, text=True, env=env)
     if result.returncode != 0:
         # fairseq prints its whole configuration before a traceback: the last line says why,

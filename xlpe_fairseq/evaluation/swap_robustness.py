@@ -110,7 +110,7 @@ def read_first_lines(path, limit):
 
 
 def _run(command, what):
-    env = {**os.environ, "TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD": "1", "PYTHONWARNINGS": "ignore"}
+    env = {**os.environ, "PYTHONWARNINGS": "ignore"}
     result = subprocess.run(command, capture_output=True, text=True, env=env)
     if result.returncode != 0:
         raise ToolError(f"{what} failed (exit {result.returncode}):\n{result.stderr[-3000:]}")

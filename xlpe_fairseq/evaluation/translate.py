@@ -43,8 +43,8 @@ from ..io.lines import stdin_lines
 from ..io.digests import file_digest
 from ..io.provenance import read_record, verify_checkpoint_on_corpus, verify_corpus
 from ..preprocessing.bpe import bpe_applier, write_checked_codes
-from ..preprocessing.tokenize import check_tokenization, tokenize_line
-from .detokenize import detokenize_line
+from ..text.detokenization import detokenize_line
+from ..text.tokenization import check_tokenization, tokenize_line
 
 
 def read_recipe_env(path):

@@ -1,22 +1,40 @@
 """Reading checkpoints: every file that cannot be one (missing, truncated, random bytes, a
 checkpoint of another kind) is an InputError of one line naming it.
 
+Every checkpoint is loaded weights-only: unpickling runs no code of the file's. fairseq's
+checkpoints pickle one class besides tensors and plain values, their command line
+(``argparse.Namespace``), which torch >= 2.6 refuses unless it is allowed by name
+(``FAIRSEQ_CHECKPOINT_GLOBALS``); the plugin allows it when it is imported, so that fairseq's
+own loading (fairseq-generate, -interactive, fairseq-train's resume) works too, and every other
+class stays refused. Switching the check off (``weights_only=False``,
+``TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD``) would let a checkpoint run code when it is loaded.
+
 torch reports an unreadable file with many exception types whose messages run to paragraphs,
 and for a pickle it cannot read it advises loading with ``weights_only=False``, which must not
 be suggested for an untrusted file: the message here says what the file is not, in its own
 words. fairseq's loader fails on a wrong-kind file far from the file's name (a KeyError, a
 TypeError while translating with an ensemble of models that read different inputs).
 """
+import argparse
 import os
 
-from .errors import INPUT_ERRORS, InputError, OptionError
+from .errors import InputError, OptionError
+
+FAIRSEQ_CHECKPOINT_GLOBALS = (argparse.Namespace,)
 
 
-def read_checkpoint(path, what, weights_only=True, mmap=False):
-    """``torch.load`` of ``path`` on the CPU; InputError ``PATH: not a WHAT (...)`` if the
-    file cannot be read. fairseq checkpoints pickle argparse and omegaconf objects, so
-    they need ``weights_only=False``. ``mmap`` maps the weights instead of reading them, for
-    a look at a large checkpoint's settings."""
+def allow_fairseq_checkpoint_globals():
+    """Allow ``FAIRSEQ_CHECKPOINT_GLOBALS`` in torch's weights-only unpickler, in this
+    process (torch keeps one list, to which a plugin adds what its checkpoints need)."""
+    import torch
+
+    torch.serialization.add_safe_globals(list(FAIRSEQ_CHECKPOINT_GLOBALS))
+
+
+def read_checkpoint(path, what, mmap=False):
+    """``torch.load`` of ``path`` on the CPU, weights-only (fairseq's checkpoint globals
+    allowed); InputError ``PATH: not a WHAT (...)`` if the file cannot be read. ``mmap`` maps
+    the weights instead of reading them, for a look at a large checkpoint's settings."""
     import torch  # the ground floor does not import torch until a checkpoint is read
 
     if not os.fspath(path):
@@ -26,8 +44,9 @@ def read_checkpoint(path, what, weights_only=True, mmap=False):
     if not os.path.exists(path):
         raise InputError(f"{path}: no such {what}")
     try:
-        return torch.load(path, map_location="cpu", weights_only=weights_only,
-                          **({"mmap": True} if mmap and _zip_format(path) else {}))
+        with torch.serialization.safe_globals(list(FAIRSEQ_CHECKPOINT_GLOBALS)):
+            return torch.load(path, map_location="cpu", weights_only=True,
+                              **({"mmap": True} if mmap and _zip_format(path) else {}))
     except OSError as err:
         if err.strerror:
             raise InputError(f"{path}: cannot read it ({err.strerror})") from None
@@ -47,7 +66,7 @@ def _zip_format(path):
 def fairseq_checkpoint(path, mmap=False):
     """The saved state of a fairseq checkpoint (``model``, ``cfg`` or ``args``, ...);
     ``mmap``: its weights mapped, not read."""
-    state = read_checkpoint(path, "fairseq checkpoint", weights_only=False, mmap=mmap)
+    state = read_checkpoint(path, "fairseq checkpoint", mmap=mmap)
     if isinstance(state, dict) and "format" in state and "model" not in state:
         raise InputError(f"{path}: not a fairseq checkpoint (its format is {state['format']!r}; "
                          "a preorderer goes to --preorderer)")
@@ -66,7 +85,7 @@ def load_fairseq_ensemble(paths, arg_overrides):
     try:
         ensemble, cfg, task = checkpoint_utils.load_model_ensemble_and_task(
             paths, arg_overrides=arg_overrides)
-    except (OptionError, *INPUT_ERRORS):  # the plugin's own, already one line
+    except (OptionError, InputError):  # the plugin's own, already one line
         raise
     except Exception as err:
         for path in paths:

@@ -12,7 +12,7 @@ import signal
 import sys
 import threading
 
-from .errors import InputError, OptionError, ReorderFileError, ToolError
+from .errors import InputError, OptionError, ToolError
 
 
 class Terminated(SystemExit):
@@ -71,7 +71,7 @@ def run_command(main_body, prog):
         if not stdout_closed():
             raise  # another pipe: a tool the command writes to failed
         end_on_closed_stdout()
-    except (InputError, ReorderFileError, ToolError) as err:
+    except (InputError, ToolError) as err:
         print(f"{prog}: error: {err}", file=sys.stderr)
         sys.exit(1)
     except OptionError as err:

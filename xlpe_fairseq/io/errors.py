@@ -1,7 +1,7 @@
 """The errors a command reports as one line: bad input data, a failed external tool, an
-option value out of range; positions that are no permutation, a data-bin without the
-positions a model needs. Every other module imports them from here (``reordering`` and
-``plugin_errors`` re-export theirs), so the ground floor imports nothing above it."""
+option value out of range. The plugin's own (positions that are no permutation, a data-bin
+without the positions a model needs) derive from them (``plugin_errors``), so that the ground
+floor imports nothing above it."""
 
 
 class InputError(ValueError):
@@ -14,15 +14,3 @@ class ToolError(RuntimeError):
 
 class OptionError(ValueError):
     """Options that cannot work together or a value out of range (a usage error, exit 2)."""
-
-
-class ReorderFileError(ValueError):
-    """A reorder line or tensor that is not a permutation of the source positions."""
-
-
-class MissingReorderPositionsError(FileNotFoundError):
-    """A model needs reorder positions for a split and the data-bin has none."""
-
-
-# the plugin's errors about the user's data: one line wherever they are raised
-INPUT_ERRORS = (InputError, ReorderFileError, MissingReorderPositionsError)

@@ -56,21 +56,6 @@ from .work_folders import check_work_folder
 
 RECORD = "provenance.json"
 FORMAT = 1
-# in OUT/data-bin/xlpe when xlpe-prepare ran without the preorderer (--models without XL PE)
-NO_PREORDERER = "no-preorderer.txt"
-
-
-def without_preorderer(data_bin, split):
-    """A sentence when ``data_bin`` was prepared without the preorderer, so that XL PE has
-    no ``split`` positions there (train excepted); else None."""
-    if split == "train" or not os.path.isfile(os.path.join(data_bin, NO_PREORDERER)):
-        return None
-    return (f"{data_bin} was prepared without the preorderer (xlpe-prepare --models named no "
-            f"XL PE model), so XL PE has no {split} positions there: rerun "
-            "xlpe-prepare into the same OUT without --models (or with an XL PE "
-            "model among them) to train it")
-
-
 def read_record(path, kind=None):
     """A record as a dict; InputError if it is missing, not a record, or not of ``kind``."""
     if not os.path.exists(path):
@@ -208,7 +193,7 @@ def checkpoint_fingerprint(path):
     recorded it), read without loading its weights into memory."""
     from .checkpoints import read_checkpoint
 
-    state = read_checkpoint(path, "fairseq checkpoint", weights_only=False, mmap=True)
+    state = read_checkpoint(path, "fairseq checkpoint", mmap=True)
     task_state = state.get("task_state") if isinstance(state, dict) else None
     return (task_state or {}).get(CHECKPOINT_KEY)
 
@@ -281,7 +266,7 @@ def verify_trained_as(path, expected, expected_by):
 
     if not expected:
         return
-    state = read_checkpoint(path, "fairseq checkpoint", weights_only=False, mmap=True)
+    state = read_checkpoint(path, "fairseq checkpoint", mmap=True)
     if not isinstance(state, dict):
         raise InputError(f"{path}: not a fairseq checkpoint (no model state and settings)")
     for name, accepted in expected.items():

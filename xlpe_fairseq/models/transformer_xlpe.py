@@ -41,11 +41,10 @@ from fairseq.modules import MultiheadAttention
 from fairseq.modules.transformer_layer import TransformerEncoderLayerBase
 from torch import Tensor, nn
 
-from ..data.reorder_dataset import ReorderPositionsError
 from ..modules import SinusoidalPositionsAt
 from ..modules.input_xl_positions import (UV_LR_SCALE, XLPE_INIT, XLPE_INITS, InputXLPositions,
                                            input_statistics)
-from ..plugin_errors import OptionError
+from ..plugin_errors import OptionError, ReorderPositionsError
 from .layer_wrapping import wrap_layer
 from .transformer_positions import (
     add_self_attention_positions,

@@ -23,7 +23,7 @@ from collections import Counter, defaultdict
 
 from ..help_format import HelpFormatter
 from ..io import check_same_line_count, positive_int, run_command, text_lines
-from ..reordering.reorder_file import parse_reorder_line
+from ..data.reorder_file import parse_reorder_line
 from .metrics import corpus_scores, monotone_scores
 
 PARTNERS = 8

@@ -3,7 +3,7 @@ import contextlib
 import random
 
 from ..io import InputError, check_same_line_count, require_files, text_lines
-from ..reordering.reorder_file import parse_reorder_line
+from ..data.reorder_file import parse_reorder_line
 
 
 def read_tokens(path):

@@ -16,7 +16,7 @@ from ..io import (
     require_lines,
     run_command,
 )
-from ..reordering.reorder_file import validate_permutation
+from ..data.reorder_file import validate_permutation
 from .corpus import read_tokens
 from .preorderer import MAX_TOKENS, Preorderer, check_device
 

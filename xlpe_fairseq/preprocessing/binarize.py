@@ -23,7 +23,7 @@ from ..io import (
     temporary_directory,
     text_lines,
 )
-from ..reordering.reorder_file import parse_reorder_line
+from ..data.reorder_file import parse_reorder_line
 
 
 def dataset_prefix(destdir, split, source_lang, target_lang):

@@ -21,7 +21,7 @@ means for the order loss is a choice (``unaligned``):
 """
 import collections
 
-from .reorder_file import NO_ORDER_TARGET
+from ..data.reorder_file import NO_ORDER_TARGET
 
 UNALIGNED_KEEP = "keep"
 UNALIGNED_SKIP = "skip"

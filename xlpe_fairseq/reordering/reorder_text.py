@@ -20,7 +20,7 @@ from ..io import (
     read_parallel_chunks,
     run_command,
 )
-from .reorder_file import parse_reorder_line
+from ..data.reorder_file import parse_reorder_line
 
 
 def reorder_tokens(tokens, positions):

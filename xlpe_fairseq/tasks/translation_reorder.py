@@ -31,16 +31,16 @@ from omegaconf import II
 
 from ..data.indexed_files import check_indexed_file, check_language_pair_files
 from ..data.prefetch_shutdown import stop_prefetch_threads_at_exit
+from ..data.positions_note import positions_note
 from ..data.reorder_dataset import (
     LanguagePairWithReorderDataset,
     collate_positions,
-    ReorderPositionsError,
     load_reorder_positions,
     reorder_prefix,
 )
-from ..io import FINITE, InputError, Number, positive_int
-from ..io.provenance import without_preorderer
-from ..plugin_errors import MissingReorderPositionsError, OptionError
+from ..io import FINITE, Number, positive_int
+from ..plugin_errors import (InputError, MissingReorderPositionsError, OptionError,
+                             ReorderPositionsError)
 from .data_provenance import DataProvenance
 
 logger = logging.getLogger(__name__)
@@ -183,30 +183,17 @@ class TranslationReorderTask(DataProvenance, TranslationTask):
             return
         src, tgt = self.cfg.source_lang, self.cfg.target_lang
         prefix = reorder_prefix(data_path, split, src, tgt)
-        # an OUT prepared without the preorderer (xlpe-prepare --models) has none to give
-        unprepared = without_preorderer(data_path, split)
-        if unprepared:
-            raise MissingReorderPositionsError(unprepared)
-        # a recipe's OUT/data-bin/text given for a model that reads OUT/data-bin/xlpe or dpe
-        variant = "xlpe" if self.reorder_role == ROLE_INPUT else "dpe"
-        sibling = os.path.join(os.path.dirname(os.path.normpath(data_path)), variant)
-        if os.path.exists(reorder_prefix(sibling, split, src, tgt) + ".idx"):
-            model = self.model_arch
-            if variant == "xlpe":
-                mode = getattr(self.model_cfg, "xlpe_mode", "combination")
-                model, recipe_model = f"{model} --xlpe-mode {mode}", f"xlpe-{mode}"
-            else:
-                recipe_model = "dpe"
-            raise MissingReorderPositionsError(
-                f"{prefix}.bin/.idx not found: the model is {model}, which reads reorder "
-                f"positions, and {data_path} has none; pass {sibling} (xlpe-evaluate: "
-                f"--model {recipe_model})"
-            )
+        # a data-bin made without them on purpose says why, and what makes them
+        note = positions_note(data_path, split)
+        if note:
+            raise MissingReorderPositionsError(note)
+        model = self.model_arch
+        if self.reorder_role == ROLE_INPUT:
+            model = f"{model} --xlpe-mode {getattr(self.model_cfg, 'xlpe_mode', 'combination')}"
         raise MissingReorderPositionsError(
-            f"{prefix}.bin/.idx not found: this model needs reorder positions for the "
-            f"{split!r} split. Write {split}.reorder with xlpe-reorder (training) or "
-            f"xlpe-preorder (any split) and binarize it with `xlpe-binarize --split "
-            f"{split} --destdir {data_path}`, or pass --preorderer."
+            f"{prefix}.bin/.idx not found: the model is {model}, which reads reorder "
+            f"positions for the {split!r} split, and {data_path} has none; binarize them "
+            "beside fairseq's files (docs/pipeline.md: file formats) or pass --preorderer"
         )
 
     def build_model(self, cfg, from_checkpoint=False):

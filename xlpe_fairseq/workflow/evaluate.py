@@ -52,13 +52,15 @@ import re
 import shlex
 import sys
 
+from ..data.positions_note import positions_note
 from ..io import InputError, run_command
 from ..io.locks import FolderInUse, claim_folder
 from ..io.outputs import atomic_output
-from ..io.provenance import RECORD, read_record, verify_corpus, without_preorderer
+from ..io.provenance import RECORD, read_record, verify_corpus
 from ..io.work_folders import check_work_folder
-from ..preprocessing.tokenize import check_tokenization
+from ..text.tokenization import check_tokenization
 from ..user_dir import PLUGIN_DIR
+from .fairseq_report import launched, raise_plugin_error
 from .processes import run_child, run_step
 from .script_options import (
     Refused,
@@ -70,7 +72,8 @@ from .script_options import (
     whole,
     wrapper_name,
 )
-from .schedules import DECODING, MODELS, SCHEDULES, data_bin_variant, is_xl_pe, trained_settings
+from .schedules import (DECODING, MODELS, SCHEDULES, data_bin_variant, is_xl_pe, model_settings,
+                        trained_settings)
 
 USAGE = ("DATA SAVE_DIR [--model M] [--schedule S] [--average N] [--beam K] [--lenpen A] "
          "[--subset S] [--preorderer-nbest N] [--tokenize T] [--cpu] [--dry-run]")
@@ -199,14 +202,17 @@ def unfinished_training(save_dir):
     return None
 
 
-def expected_training(save_dir, schedule_env):
+def expected_training(save_dir, schedule_env, model):
     """The options (``--expect``) and words (``--expected-by``) a checkpoint of SAVE_DIR's
     training must have been saved with, from its records: schedule.env's model and schedule,
     and the fairseq-train command of provenance.json where it records the same training.
-    Empty where SAVE_DIR names no trained model."""
+    Where SAVE_DIR names no trained model, the architecture and options of ``model``
+    (--model): a checkpoint of another model is not scored under its name."""
     trained_model, schedule = schedule_env.get("TRAINED_MODEL"), schedule_env.get("SCHEDULE")
     if not trained_model:
-        return []
+        return [word for name, values in model_settings(model).items()
+                for word in ("--expect", f"{name}={','.join(values)}")] + [
+            "--expected-by", f"--model {model}"]
     command = None
     record = os.path.join(save_dir, RECORD)
     if os.path.isfile(record):
@@ -245,7 +251,6 @@ def evaluate(argv, prog):
             raise InputError(f"{recipe_env}: expected a line {key}= and a language code such as "
                              f"en, got {got}")
     src, tgt = recipe["SRC"], recipe["TGT"]
-    os.environ["TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD"] = "1"
     check_bleu_tokenizer(tgt, args.tokenize)
 
     # SCHEDULE and, from xlpe-train, TRAINED_MODEL: how SAVE_DIR was trained
@@ -292,7 +297,7 @@ def evaluate(argv, prog):
     reference_flags = ["--tokenized-reference"] if lowercased else []
     # what decoding and scoring will read, before the checkpoints are averaged
     if not dry_run:
-        unprepared = without_preorderer(data_bin, subset) if is_xl_pe(model) else None
+        unprepared = positions_note(data_bin, subset) if is_xl_pe(model) else None
         if unprepared:
             raise Refused(f"{name}: {unprepared}", 1)
         if not os.path.isdir(save_dir):
@@ -338,7 +343,7 @@ def evaluate(argv, prog):
         # trained on this corpus's data-bin as it is now (tasks/data_provenance.py records
         # it), and by SAVE_DIR's training (its architecture and schedule)
         run_step(["xlpe-provenance", "verify-checkpoint", "--prog", name, checkpoint,
-                  "--corpus", data, *expected_training(save_dir, schedule_env)])
+                  "--corpus", data, *expected_training(save_dir, schedule_env, model)])
         unfinished = unfinished_training(save_dir)
         if unfinished:
             print(f"{name}: warning: {unfinished}", file=sys.stderr)
@@ -407,17 +412,14 @@ def decode(generate, output, log, name):
     complete (a failed or interrupted run leaves none, and a killed run's is removed by the
     next); its report into ``log``."""
     with atomic_output(output) as partial, open(log, "w", encoding="utf-8") as report:
-        status = run_child(generate, stdout=partial, stderr=report)
+        status = run_child(launched(generate), stdout=partial, stderr=report)
         if status:
             report.close()
             with open(log, encoding="utf-8", errors="replace") as stream:
                 lines = stream.read().splitlines()
-            # the plugin's own errors are one line that says what to do (the log holds nothing
-            # more); else fairseq's last lines, the whole report kept in the log
-            errors = [line for line in lines if line.startswith("fairseq-generate: error: ")]
-            if errors:
-                os.unlink(log)
-                raise Refused(errors[0], 1)
+            # the plugin's own errors are one line that says what to do; else fairseq's last
+            # lines, the whole report kept in the log
+            raise_plugin_error(lines)
             for line in lines[-20:]:
                 print(line, file=sys.stderr)
             raise Refused(f"{name}: fairseq-generate failed; its whole report: {log}", 1)

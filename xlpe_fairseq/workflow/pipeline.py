@@ -42,7 +42,7 @@ import shlex
 import shutil
 
 from ..io.outputs import atomic_output
-from ..preprocessing.tokenize import TOKENIZATION
+from ..text.tokenization import TOKENIZATION
 from .steps import module, remove
 
 SPLITS = ("train", "valid", "test")

@@ -71,10 +71,10 @@ import os
 import re
 import sys
 
+from ..data.positions_note import NO_PREORDERER
 from ..io import check_utf8, count_lines, default_workers, run_command
 from ..io.locks import FolderInUse, claim_folder
 from ..io.outputs import atomic_output
-from ..io.provenance import NO_PREORDERER
 from ..preprocessing.check_raw import check_bpe, check_raw
 from . import pipeline
 from .preorderer_steps import PREORDERER_TIME, preorder
@@ -333,8 +333,9 @@ def mark_preorderer(out, preordered):
         if re.fullmatch(r"(valid|test)\.reorder\..*\.(bin|idx)", name):
             remove(os.path.join(xlpe, name))
     with atomic_output(note) as stream:
-        stream.write("prepared without the preorderer (xlpe-prepare --models without an XL PE "
-                     "model): train positions only\n")
+        stream.write("it was prepared without the preorderer (xlpe-prepare --models named no "
+                     "XL PE model): rerun xlpe-prepare into the same OUT without --models (or "
+                     "with an XL PE model among them) to train it\n")
 
 
 def main(argv=None):

@@ -28,7 +28,6 @@ def sbatch_script(run, nodes, tasks, cpu):
         "#SBATCH --open-mode=append",
         "set -euo pipefail",
         f"cd {quote(os.getcwd())}",
-        "export TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD=1",
         f"mkdir -p -- {quote(run.save_dir)}",
         f"printf 'SCHEDULE=%s\\nTRAINED_MODEL=%s\\n' {quote(run.schedule)} {quote(run.model)} "
         f">{quote(os.path.join(run.save_dir, 'schedule.env'))}",

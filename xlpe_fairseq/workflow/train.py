@@ -41,7 +41,6 @@ import argparse
 import os
 import re
 import shlex
-import subprocess
 import sys
 import textwrap
 from types import SimpleNamespace
@@ -52,7 +51,8 @@ from ..io.provenance import verify_corpus
 from ..user_dir import PLUGIN_DIR
 from .checkpoint_folder import earlier_run, set_aside_run, write_schedule
 from .dataset_recipes import RECIPES, corpus_of_recipe
-from .processes import end_process_group, run_step, start_child
+from .fairseq_report import run_with_report
+from .processes import run_step
 from .sbatch_script import sbatch_script
 from .script_options import (
     Refused,
@@ -414,39 +414,15 @@ def train_into(run, max_update, schedule_first):
     schedule_env = os.path.join(run.save_dir, "schedule.env")
     if schedule_first:
         write_schedule(schedule_env, run.schedule, run.model)
-    status = run_fairseq_train(run.command, os.path.join(run.save_dir, "train.log"), max_update,
-                               run.name)
+    # a progress line on stderr at each of fairseq-train's log lines
+    status = run_with_report(run.command, os.path.join(run.save_dir, "train.log"),
+                             Progress(max_update, run.name).read)
     if status:
         raise SystemExit(status if status > 0 else 128 - status)
     write_schedule(schedule_env, run.schedule, run.model)
     run_step(["xlpe-provenance", "training", "--prog", run.name, run.save_dir, "--data-bin",
               run.data_bin, "--model", run.model, "--size", run.size, "--schedule",
               run.schedule, "--", *run.command])
-
-
-def run_fairseq_train(command, log, max_update, name):
-    """Run fairseq-train in its own process group (ended with this command), its report on
-    stdout and appended to ``log``, a progress line on stderr at each of its log lines;
-    returns its exit status."""
-    # torch >= 2.6 loads checkpoints weights-only, which fairseq's resume cannot (design.md)
-    env = {**os.environ, "TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD": "1"}
-    progress = Progress(max_update, name)
-    child = None
-    try:
-        with open(log, "ab") as report:
-            child = start_child(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                env=env)
-            for line in child.stdout:
-                sys.stdout.buffer.write(line)
-                sys.stdout.buffer.flush()
-                report.write(line)
-                report.flush()
-                progress.read(line.decode("utf-8", "replace"))
-            return child.wait()
-    except BaseException:
-        if child is not None:
-            end_process_group(child)
-        raise
 
 
 def main(argv=None):

@@ -38,8 +38,7 @@ def train(study, model, seed, gpus=()):
     (run_dir / "command.txt").write_text(
         " ".join([*(f"{name}={value}" for name, value in devices.items()),
                   shlex.join(command)]) + "\n", encoding="utf-8")
-    env = {**os.environ, "TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD": "1", "PYTHONWARNINGS": "ignore",
-           **devices}
+    env = {**os.environ, "PYTHONWARNINGS": "ignore", **devices}
     with open(run_dir / "train.log", "a", encoding="utf-8") as log:
         result = subprocess.run(command, stdout=log, stderr=subprocess.STDOUT, env=env)
     if result.returncode != 0:
@@ -174,8 +173,7 @@ def alignment_error_rate(study, data_bin, checkpoint, scores, gpus=()):
                "--gold", args.gold, "--source-bpe", args.source_bpe, "--target-bpe",
                args.target_bpe, "--data-bin", str(data_bin), "--split",
                args.gen_subset, "--checkpoint", f"model={checkpoint}", "--json", str(scores)]
-    env = {**os.environ, "TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD": "1", "PYTHONWARNINGS": "ignore",
-           **device_environment(gpus)}
+    env = {**os.environ, "PYTHONWARNINGS": "ignore", **device_environment(gpus)}
     result = subprocess.run(command, capture_output=True, text=True, env=env)
     if result.returncode != 0:
         raise ToolError(f"{shlex.join(command)} failed:\n{result.stderr[-3000:]}")

@@ -7,10 +7,10 @@ token without an order target (an unaligned word) with ``-1`` (NO_ORDER_TARGET),
 tokens then form a permutation of ``0..m-1`` among themselves. Only the order loss accepts
 that (``allow_no_target``); models that read positions as input need full permutations.
 
-Kept dependency-free (no torch, no fairseq) so that the fairseq dataset and the
-preprocessing commands can share it cheaply.
+The plugin defines the format (its dataset reads it); reorder extraction, the preorderer and
+the preprocessing commands write and read it through here.
 """
-from ..io.errors import ReorderFileError
+from ..plugin_errors import ReorderFileError
 
 
 NO_ORDER_TARGET = -1

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from xlpe_fairseq.evaluation import bleu, translate
-from xlpe_fairseq.evaluation.detokenize import detokenize, detokenize_line
-from xlpe_fairseq.preprocessing.tokenize import tokenize_line
+from xlpe_fairseq.text.detokenization import detokenize, detokenize_line
+from xlpe_fairseq.text.tokenization import tokenize_line
 
 
 # raw target lines of software strings, as each language writes its quotes and marks

@@ -1,4 +1,4 @@
-"""Word segmentation for languages written without spaces, used by ``xlpe-tokenize``.
+"""Word segmentation for languages written without spaces (``tokenization``).
 
 Chinese with jieba (as in most WMT'17 Zh-En systems), Japanese with MeCab through fugashi and
 the UniDic-lite dictionary (the WAT ASPEC baselines segment with a MeCab-style morphological

@@ -1,11 +1,8 @@
 """Reorder-line parsing and permutation checks, with the error messages users will see."""
 import pytest
 
-from xlpe_fairseq.reordering.reorder_file import (
-    ReorderFileError,
-    parse_reorder_line,
-    validate_permutation,
-)
+from xlpe_fairseq.data.reorder_file import parse_reorder_line, validate_permutation
+from xlpe_fairseq.plugin_errors import InputError, ReorderFileError
 
 
 def test_parses_a_valid_line():
@@ -75,5 +72,5 @@ def test_validate_permutation_uses_where_in_message():
         validate_permutation([0], 2, "data/train.reorder line 9")
 
 
-def test_error_is_a_value_error():
-    assert issubclass(ReorderFileError, ValueError)
+def test_error_is_bad_input_that_commands_report_in_one_line():
+    assert issubclass(ReorderFileError, InputError), "run_command turns InputError into one line"

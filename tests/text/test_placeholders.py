@@ -3,9 +3,9 @@ language (Moses rules, MeCab, jieba) and come back as written after detokenizati
 a translation of "Error: %s not found" keeps its %s."""
 import pytest
 
-from xlpe_fairseq.evaluation.detokenize import detokenize_line
-from xlpe_fairseq.preprocessing.placeholders import protected_segments
-from xlpe_fairseq.preprocessing.tokenize import tokenize_line
+from xlpe_fairseq.text.detokenization import detokenize_line
+from xlpe_fairseq.text.placeholders import protected_segments
+from xlpe_fairseq.text.tokenization import tokenize_line
 
 pytest.importorskip("fugashi", reason="Japanese segmentation: pip install 'xlpe-fairseq[ja]'")
 pytest.importorskip("jieba", reason="Chinese segmentation: pip install 'xlpe-fairseq[zh]'")

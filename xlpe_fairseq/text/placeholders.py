@@ -25,7 +25,7 @@ other side of the pair; the Moses rules keep those whole already.
 """
 import re
 
-from ..text.spacing import CJK_CHARACTERS, CJK_PUNCTUATION
+from .spacing import CJK_CHARACTERS, CJK_PUNCTUATION
 
 _PRINTF = (r"%(?:[1-9][0-9]*\$)?[-+#0']*(?:[0-9]+|\*)?(?:\.(?:[0-9]+|\*))?"
            r"(?:hh|h|ll|l|L|q|j|z|t|I64|I32)?[diouxXeEfFgGaAcCsSpn]")
