@@ -397,6 +397,17 @@ def test_page_paragraphs_skips_hidden_text_and_non_text_ids(tmp_path):
                           "par_id3": "English only", "par_id5": "Cell text", "par_id6": ""}
 
 
+def test_page_paragraphs_collapse_html_whitespace_and_keep_no_break_spaces(tmp_path):
+    """HTML shows runs of spaces, tabs and line breaks as one space; a no-break space is text
+    (French writes one before a colon), which tokenization gives back."""
+    root = tmp_path / "help" / "fr"
+    write_help_page(root, "a.html", title="Options\u00a0:", text="Choisissez\n\t ",
+                    menu="Outils", mac="", only="", cell="")
+    paragraphs = page_paragraphs(root / "a.html")
+    assert paragraphs["hd_id1"] == "Options\u00a0:"
+    assert paragraphs["par_id2"] == "Choisissez Outils"
+
+
 def test_paired_paragraphs_by_shared_id_deduplicated(tmp_path):
     en, de = fake_help_trees(tmp_path)
     pairs, counts = paired_paragraphs(en, de)
