@@ -114,7 +114,7 @@ def check_outputs(out, src, tgt):
     assert (out / "preorderer.test.score").read_text().strip(), "no preorderer score"
     assert (out / "preorderer.ceiling").read_text().strip(), "no xlpe-reorder-ceiling report"
     env = (out / "recipe.env").read_text()
-    assert f"SRC={src}" in env and f"TGT={tgt}" in env
+    assert f"SRC={src}" in env and f"TGT={tgt}" in env and "TOKENIZATION=reversible" in env
 
 
 def fake_iwslt_archive(path, src, tgt):

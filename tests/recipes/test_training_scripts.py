@@ -276,6 +276,18 @@ def test_evaluate_refuses_a_preorderer_choice_it_cannot_make(tmp_path, model, va
     assert len(result.stderr.strip().splitlines()) <= 2, result.stderr
 
 
+def test_evaluate_refuses_a_corpus_tokenized_before_tokens_recorded_spacing(tmp_path):
+    """An OUT prepared before has no TOKENIZATION line: its tokens cannot give the text back,
+    so it is refused in one line that says to prepare it again, before any work."""
+    (tmp_path / "recipe.env").write_text("SRC=en\nTGT=de\nLOWERCASE=0\nRAW=/raw\n")
+    result = subprocess.run(["bash", str(EXAMPLES / "evaluate.sh"), str(tmp_path),
+                             str(tmp_path / "ckpt"), "--model", "transformer", "--schedule",
+                             "re", "--dry-run"], capture_output=True, text=True)
+    assert result.returncode == 1, result.stderr
+    assert "recipe.env" in result.stderr and "rerun xlpe-prepare" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+
+
 def test_evaluate_without_a_schedule_asks_for_one(tmp_path):
     (tmp_path / "recipe.env").write_text("SRC=en\nTGT=de\nLOWERCASE=0\nRAW=/raw\n"
                                          "TOKENIZATION=reversible\n")
