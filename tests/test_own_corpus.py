@@ -172,7 +172,7 @@ def test_translate_raw_text_as_generate_translates_the_test_set(trained, model):
     # the checkpoint evaluate.sh decoded: the best, or (the first try) the last ones averaged
     checkpoint = re.search(r"\((checkpoint\w*\.pt), test\)", scores[model]).group(1)
     translations = translate(out, root / model / checkpoint, out / "raw" / "test.en")
-    generated = detokenize(read_hypotheses(root / model / "generate-test.out", HELD_OUT), "ja")
+    generated = detokenize(read_hypotheses(root / model / "generate-test.out", HELD_OUT))
     assert len(translations) == HELD_OUT
     same = sum(a == b for a, b in zip(translations, generated))
     # batches differ (padding, order), which may flip a near tie in the beam

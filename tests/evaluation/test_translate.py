@@ -15,7 +15,8 @@ def corpus(tmp_path, preorderer=True):
     out = tmp_path / "fr-en"
     (out / "data-bin" / "text").mkdir(parents=True)
     (out / "bpe").mkdir()
-    (out / "recipe.env").write_text("SRC=fr\nTGT=en\nLOWERCASE=1\nRAW=/data/my\\ raw\n")
+    (out / "recipe.env").write_text("SRC=fr\nTGT=en\nLOWERCASE=1\nRAW=/data/my\\ raw\n"
+                                    "TOKENIZATION=reversible\n")
     for name in ("data-bin/text/dict.fr.txt", "data-bin/text/dict.en.txt", "bpe/codes"):
         (out / name).write_text("")
     if preorderer:
@@ -62,7 +63,17 @@ def test_a_folder_without_an_evaluation_or_with_a_changed_checkpoint_is_refused(
 
 def test_recipe_env_gives_languages_and_lowercasing(tmp_path):
     out, _ = corpus(tmp_path)
-    assert read_recipe_env(out / "recipe.env") == {"SRC": "fr", "TGT": "en", "LOWERCASE": "1"}
+    assert read_recipe_env(out / "recipe.env") == {"SRC": "fr", "TGT": "en", "LOWERCASE": "1",
+                                                   "TOKENIZATION": "reversible"}
+
+
+def test_a_corpus_tokenized_before_tokens_recorded_spacing_is_refused_in_one_line(tmp_path):
+    """Its model writes tokens without joiners, which detokenization cannot join as written:
+    the message says to prepare it again."""
+    out, checkpoint = corpus(tmp_path)
+    (out / "recipe.env").write_text("SRC=fr\nTGT=en\nLOWERCASE=1\nRAW=/raw\n")
+    with pytest.raises(InputError, match=r"recipe.env: .*earlier .*rerun xlpe-prepare"):
+        resolved("--corpus", out, "--checkpoint", checkpoint)
 
 
 def test_corpus_supplies_dictionaries_codes_preorderer_and_languages(tmp_path):

@@ -1,5 +1,6 @@
 """A parallel corpus from compiled gettext catalogs: each message beside its translation, one
-line each, in a fixed order, the header, empty translations and repeats left out."""
+line each (line by line where both sides have as many lines), spaces and tabs as written, in a
+fixed order, the header, empty translations and repeats left out."""
 import struct
 
 import pytest
@@ -43,11 +44,28 @@ def test_messages_and_translations_become_parallel_lines(tmp_path):
     count, _ = write_corpus([str(root)], "ja", str(tmp_path / "raw"))
     english = (tmp_path / "raw/train.en").read_text(encoding="utf-8").splitlines()
     japanese = (tmp_path / "raw/train.ja").read_text(encoding="utf-8").splitlines()
-    assert count == len(english) == len(japanese) == 5
+    assert count == len(english) == len(japanese) == 6
     # grep.mo before tar.mo, a catalog's messages in its order; the repeat left out
     assert list(zip(english, japanese)) == [
         ("Error: %s not found", "エラー: %s が見つかりません"), ("Quit", "終了"),
-        ("%d file", "%d 個のファイル"), ("&File", "ファイル(&F)"), ("two lines", "二 行")]
+        ("%d file", "%d 個のファイル"), ("&File", "ファイル(&F)"), ("two", "二"), ("lines", "行")]
+
+
+def test_spaces_and_tabs_stay_and_unmatched_lines_become_one(tmp_path):
+    """A --help text keeps its columns; a message whose translation has another number of
+    lines is one pair, its line breaks as spaces; whitespace-only lines are left out."""
+    write_mo(tmp_path / "x/fi/LC_MESSAGES/ls.mo", {
+        **HEADER,
+        "  -a, --all     do not ignore\n\t-l\tlong\n": "  -a, --all     älä ohita\n\t-l\tpitkä\n",
+        "one\ntwo\nthree": "yksi kaksi\nkolme",
+        "\n \n": "\n \n"})
+    write_corpus([str(tmp_path / "x")], "fi", str(tmp_path / "raw"))
+    english = (tmp_path / "raw/train.en").read_text(encoding="utf-8").splitlines()
+    finnish = (tmp_path / "raw/train.fi").read_text(encoding="utf-8").splitlines()
+    assert list(zip(english, finnish)) == [
+        ("  -a, --all     do not ignore", "  -a, --all     älä ohita"),
+        ("\t-l\tlong", "\t-l\tpitkä"),
+        ("one two three", "yksi kaksi kolme")]
 
 
 def test_the_target_file_takes_the_suffix(tmp_path):

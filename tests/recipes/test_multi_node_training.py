@@ -36,7 +36,8 @@ def prepared_corpus(root, data_bin=None):
     (root / "reference").mkdir()
     for split in ("valid", "test"):
         (root / "reference" / f"{split}.{tgt}").write_text("")
-    (root / "recipe.env").write_text(f"SRC={src}\nTGT={tgt}\nLOWERCASE=0\nRAW=/raw\n")
+    (root / "recipe.env").write_text(f"SRC={src}\nTGT={tgt}\nLOWERCASE=0\nRAW=/raw\n"
+                                     "TOKENIZATION=reversible\n")
     record_corpus(str(root), str(root / "no-raw"), src, tgt, {}, ["prepare-corpus.sh"])
     return root
 

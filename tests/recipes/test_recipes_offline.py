@@ -114,7 +114,7 @@ def check_outputs(out, src, tgt):
     assert (out / "preorderer.test.score").read_text().strip(), "no preorderer score"
     assert (out / "preorderer.ceiling").read_text().strip(), "no xlpe-reorder-ceiling report"
     env = (out / "recipe.env").read_text()
-    assert f"SRC={src}" in env and f"TGT={tgt}" in env
+    assert f"SRC={src}" in env and f"TGT={tgt}" in env and "TOKENIZATION=reversible" in env
 
 
 def fake_iwslt_archive(path, src, tgt):
@@ -395,6 +395,17 @@ def test_page_paragraphs_skips_hidden_text_and_non_text_ids(tmp_path):
     paragraphs = page_paragraphs(en / "text/shared/a.html")
     assert paragraphs == {"hd_id1": "Load options", "par_id2": "Choose Tools - Options",
                           "par_id3": "English only", "par_id5": "Cell text", "par_id6": ""}
+
+
+def test_page_paragraphs_collapse_html_whitespace_and_keep_no_break_spaces(tmp_path):
+    """HTML shows runs of spaces, tabs and line breaks as one space; a no-break space is text
+    (French writes one before a colon), which tokenization gives back."""
+    root = tmp_path / "help" / "fr"
+    write_help_page(root, "a.html", title="Options\u00a0:", text="Choisissez\n\t ",
+                    menu="Outils", mac="", only="", cell="")
+    paragraphs = page_paragraphs(root / "a.html")
+    assert paragraphs["hd_id1"] == "Options\u00a0:"
+    assert paragraphs["par_id2"] == "Choisissez Outils"
 
 
 def test_paired_paragraphs_by_shared_id_deduplicated(tmp_path):

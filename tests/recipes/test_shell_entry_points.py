@@ -124,7 +124,8 @@ def prepared(root):
         (root / "reference" / f"{split}.en").write_text("the\n")
     (root / "bpe").mkdir()
     (root / "bpe" / "codes").write_text("t h 2\n")
-    (root / "recipe.env").write_text(f"SRC=fr\nTGT=en\nLOWERCASE=0\nRAW={root / 'raw'}\n")
+    (root / "recipe.env").write_text(f"SRC=fr\nTGT=en\nLOWERCASE=0\nRAW={root / 'raw'}\n"
+                                     "TOKENIZATION=reversible\n")
     record_corpus(str(root), str(root / "raw"), "fr", "en", {}, ["prepare-corpus.sh"])
     return root
 

@@ -204,7 +204,8 @@ def test_evaluate_decodes_as_the_training_schedule_says(tmp_path, model, size, c
     for variant in ("text", "dpe", "xlpe"):
         (data / "data-bin" / variant).mkdir(parents=True)
         (data / "data-bin" / variant / "dict.en.txt").write_text("")
-    (data / "recipe.env").write_text("SRC=en\nTGT=de\nLOWERCASE=0\nRAW=/raw\n")
+    (data / "recipe.env").write_text("SRC=en\nTGT=de\nLOWERCASE=0\nRAW=/raw\n"
+                                     "TOKENIZATION=reversible\n")
     (data / "bpe").mkdir()
     (data / "bpe" / "codes").write_text("")
     (data / "reference").mkdir()
@@ -245,7 +246,8 @@ def test_evaluate_decodes_xl_pe_with_the_preorderers_best_unless_told(tmp_path, 
                                                                        expected):
     """XL PE models decode the data-bin's test positions, the preorderer's best reordering,
     unless --preorderer-nbest N asks to choose among its N best."""
-    (tmp_path / "recipe.env").write_text("SRC=en\nTGT=de\nLOWERCASE=0\nRAW=/raw\n")
+    (tmp_path / "recipe.env").write_text("SRC=en\nTGT=de\nLOWERCASE=0\nRAW=/raw\n"
+                                         "TOKENIZATION=reversible\n")
     result = subprocess.run(["bash", str(EXAMPLES / "evaluate.sh"), str(tmp_path),
                              str(tmp_path / "ckpt"), "--model", model, "--schedule", "xlpe",
                              "--dry-run", *options], capture_output=True, text=True)
@@ -263,7 +265,8 @@ def test_evaluate_decodes_xl_pe_with_the_preorderers_best_unless_told(tmp_path, 
 ])
 def test_evaluate_refuses_a_preorderer_choice_it_cannot_make(tmp_path, model, value, status,
                                                              message):
-    (tmp_path / "recipe.env").write_text("SRC=en\nTGT=de\nLOWERCASE=0\nRAW=/raw\n")
+    (tmp_path / "recipe.env").write_text("SRC=en\nTGT=de\nLOWERCASE=0\nRAW=/raw\n"
+                                         "TOKENIZATION=reversible\n")
     (tmp_path / "ckpt").mkdir()
     (tmp_path / "ckpt" / "checkpoint_best.pt").write_bytes(b"")
     result = subprocess.run(["bash", str(EXAMPLES / "evaluate.sh"), str(tmp_path),
@@ -273,8 +276,21 @@ def test_evaluate_refuses_a_preorderer_choice_it_cannot_make(tmp_path, model, va
     assert len(result.stderr.strip().splitlines()) <= 2, result.stderr
 
 
-def test_evaluate_without_a_schedule_asks_for_one(tmp_path):
+def test_evaluate_refuses_a_corpus_tokenized_before_tokens_recorded_spacing(tmp_path):
+    """An OUT prepared before has no TOKENIZATION line: its tokens cannot give the text back,
+    so it is refused in one line that says to prepare it again, before any work."""
     (tmp_path / "recipe.env").write_text("SRC=en\nTGT=de\nLOWERCASE=0\nRAW=/raw\n")
+    result = subprocess.run(["bash", str(EXAMPLES / "evaluate.sh"), str(tmp_path),
+                             str(tmp_path / "ckpt"), "--model", "transformer", "--schedule",
+                             "re", "--dry-run"], capture_output=True, text=True)
+    assert result.returncode == 1, result.stderr
+    assert "recipe.env" in result.stderr and "rerun xlpe-prepare" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+
+
+def test_evaluate_without_a_schedule_asks_for_one(tmp_path):
+    (tmp_path / "recipe.env").write_text("SRC=en\nTGT=de\nLOWERCASE=0\nRAW=/raw\n"
+                                         "TOKENIZATION=reversible\n")
     result = subprocess.run(["bash", str(EXAMPLES / "evaluate.sh"), str(tmp_path),
                              str(tmp_path / "ckpt"), "--model", "dpe", "--dry-run"],
                             capture_output=True, text=True)

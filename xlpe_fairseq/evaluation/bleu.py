@@ -1,12 +1,12 @@
 """``xlpe-bleu``: detokenized sacreBLEU and chrF of a fairseq-generate run.
 
 The hypotheses come back in corpus order (all of them, or an error), BPE removed by
-fairseq's ``--remove-bpe``, then detokenized by target language (``detokenize``: Moses, and
-Chinese and Japanese written without the segmenter's spaces), so that the score is the standard detokenized BLEU
-with its sacreBLEU signature. sacreBLEU's tokenizer follows the target language
-(``bleu_tokenizer``): 13a splits at spaces and punctuation only, which would score a Chinese,
-Japanese or Korean sentence as a handful of long words. Where the output has ``T-`` lines,
-the reference must be the one they hold (``reference_check``).
+fairseq's ``--remove-bpe``, then detokenized (``detokenize``: each line as its tokens record
+it, so the tokenized reference comes back as the raw one exactly), so that the score is the
+standard detokenized BLEU with its sacreBLEU signature. sacreBLEU's tokenizer follows the
+target language (``bleu_tokenizer``): 13a splits at spaces and punctuation only, which would
+score a Chinese, Japanese or Korean sentence as a handful of long words. Where the output has
+``T-`` lines, the reference must be the one they hold (``reference_check``).
 """
 import argparse
 import json
@@ -87,7 +87,8 @@ def main(argv=None):
     parser.add_argument("--target-lang", required=True, type=language_code,
                         help="language code for detokenization and sacreBLEU's tokenizer")
     parser.add_argument("--tokenized-reference", action="store_true",
-                        help="the reference is Moses-tokenized: detokenize it like the hypotheses")
+                        help="the reference is tokenized (xlpe-tokenize): detokenize it like the "
+                        "hypotheses")
     add_tokenize_argument(parser)
     parser.add_argument("--json", help="also write the scores to this JSON file")
     parser.add_argument("--detokenized-output",
@@ -112,9 +113,9 @@ def _score_generate_output(args):
     except IncompleteGenerationError as err:
         raise InputError(str(err)) from None
     check_reference(references, generated.targets, args.reference, args.generate_output)
-    hypotheses = detokenize(generated.hypotheses, args.target_lang)
+    hypotheses = detokenize(generated.hypotheses)
     if args.tokenized_reference:
-        references = detokenize(references, args.target_lang)
+        references = detokenize(references)
     result = score(hypotheses, references, tokenize)
     if args.name:
         result["name"] = args.name

@@ -5,9 +5,9 @@ Each line goes through the steps the corpus went through: tokenization as in
 corpus was) and the corpus's BPE codes; then fairseq's generation through its hub interface
 (``GeneratorHubInterface``: batching, beam search, ensembles), where the ``translation_reorder``
 task predicts XL PE's positions from the source with the preorderer; then BPE is removed and the
-text detokenized by target language (``detokenize``: Moses; Chinese and Japanese as written,
-with no space between their characters or next to their punctuation). Translations come one a line
-in the input's order. Every model family works; only XL PE models need the preorderer.
+text detokenized (``detokenize``: as its tokens record the spacing, in any language).
+Translations come one a line in the input's order. Every model family works; only XL PE models
+need the preorderer.
 
     xlpe-translate --corpus data/fr-en --checkpoint checkpoints/fr-en/xlpe < new.fr > new.en
 
@@ -43,17 +43,17 @@ from ..io.lines import stdin_lines
 from ..io.digests import file_digest
 from ..io.provenance import read_record, verify_checkpoint_on_corpus, verify_corpus
 from ..preprocessing.bpe import bpe_applier, write_checked_codes
-from ..text.tokenization import tokenize_line
 from ..text.detokenization import detokenize_line
+from ..text.tokenization import check_tokenization, tokenize_line
 
 
 def read_recipe_env(path):
-    """SRC, TGT and LOWERCASE of a recipe's recipe.env (lines KEY=VALUE, values shell-quoted)."""
+    """SRC, TGT, LOWERCASE and TOKENIZATION of a recipe's recipe.env (lines KEY=VALUE, values shell-quoted)."""
     settings = {}
     with open_text(path) as f:
         for line in f:
             key, found, value = line.strip().partition("=")
-            if found and key in ("SRC", "TGT", "LOWERCASE"):
+            if found and key in ("SRC", "TGT", "LOWERCASE", "TOKENIZATION"):
                 settings[key] = " ".join(shlex.split(value))
     return settings
 
@@ -82,6 +82,7 @@ def resolve_arguments(args):
         recipe_env = os.path.join(args.corpus, "recipe.env")
         require_files([recipe_env])
         settings = read_recipe_env(recipe_env)
+        check_tokenization(recipe_env, settings.get("TOKENIZATION"))
         args.source_lang = args.source_lang or settings.get("SRC")
         args.target_lang = args.target_lang or settings.get("TGT")
         args.lowercase = args.lowercase or settings.get("LOWERCASE") == "1"
@@ -133,7 +134,7 @@ def load_translator(args, checkpoints):
             return post_process(sentence, "subword_nmt")
 
         def detokenize(self, sentence):
-            return detokenize_line(sentence, args.target_lang)
+            return detokenize_line(sentence)
 
     # N best reorderings need a preorderer; a model that reads no positions has none
     overrides = {"preorderer": args.preorderer,

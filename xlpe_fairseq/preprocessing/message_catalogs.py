@@ -46,12 +46,20 @@ def catalog_paths(roots, lang):
     return sorted(paths)
 
 
-def one_line(text):
-    return " ".join(text.split())
+def line_pairs(message, translation):
+    """The one-line pairs of a message and its translation: line by line where both have the
+    same number of lines, else each on one line, its line breaks as spaces; pairs with a side
+    of whitespace alone left out."""
+    messages, translations = message.splitlines(), translation.splitlines()
+    if len(messages) != len(translations):
+        messages, translations = [" ".join(messages)], [" ".join(translations)]
+    return [(source, target) for source, target in zip(messages, translations)
+            if source.strip() and target.strip()]
 
 
 def catalog_pairs(path):
-    """``(message, translation)`` of one compiled catalog, single-line, header left out."""
+    """``(message, translation)`` of one compiled catalog, one line each (``line_pairs``),
+    header left out."""
     try:
         with open(path, "rb") as f:
             catalog = gettext.GNUTranslations(f)._catalog
@@ -62,10 +70,9 @@ def catalog_pairs(path):
             key, form = key
             if form != 0:
                 continue
-        message = one_line(key.rpartition(CONTEXT_SEPARATOR)[2])
-        translation = one_line(translation)
-        if message and translation:
-            yield message, translation
+        message = key.rpartition(CONTEXT_SEPARATOR)[2]
+        if message:
+            yield from line_pairs(message, translation)
 
 
 def message_corpus(paths):

@@ -58,6 +58,7 @@ from ..io.locks import FolderInUse, claim_folder
 from ..io.outputs import atomic_output
 from ..io.provenance import RECORD, read_record, verify_corpus
 from ..io.work_folders import check_work_folder
+from ..text.tokenization import check_tokenization
 from ..user_dir import PLUGIN_DIR
 from .fairseq_report import launched, raise_plugin_error
 from .processes import run_child, run_step
@@ -242,7 +243,8 @@ def evaluate(argv, prog):
     recipe_env = os.path.join(data, "recipe.env")
     if not os.path.exists(recipe_env):
         raise Refused(f"{recipe_env}: no such file; is {data} a data_prep recipe's OUTDIR?", 1)
-    recipe = read_settings(recipe_env, ("SRC", "TGT", "LOWERCASE"))
+    recipe = read_settings(recipe_env, ("SRC", "TGT", "LOWERCASE", "TOKENIZATION"))
+    check_tokenization(recipe_env, recipe.get("TOKENIZATION"))
     for key in ("SRC", "TGT"):
         if not re.fullmatch(r"[A-Za-z]{2,8}([-_][A-Za-z0-9]{1,8})*", recipe.get(key, "")):
             got = repr(recipe[key]) if key in recipe else "no such line"

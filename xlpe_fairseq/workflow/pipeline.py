@@ -19,7 +19,8 @@ ended with the command). xlpe-prepare's OUT receives
                  positions for valid/test (transformer_xlpe; the test positions are what a
                  deployed model gets); train positions only without the preorderer
   reference/  {valid,test}.TGT as prepared: what xlpe-evaluate scores against
-  recipe.env  SRC, TGT, LOWERCASE, RAW, for xlpe-evaluate
+  recipe.env  SRC, TGT, LOWERCASE, RAW, TOKENIZATION (reversible: tokens that record the
+              text's spacing), for xlpe-evaluate and xlpe-translate --corpus
   provenance.json  what OUT was made from, written last, verified by xlpe-train, xlpe-evaluate
               and xlpe-translate --corpus
 
@@ -41,6 +42,7 @@ import shlex
 import shutil
 
 from ..io.outputs import atomic_output
+from ..text.tokenization import TOKENIZATION
 from .steps import module, remove
 
 SPLITS = ("train", "valid", "test")
@@ -52,7 +54,8 @@ OUT_FOLDERS = ("", "raw", "tok", "bpe", "reference", os.path.join("data-bin", "t
 def tokenize(steps, s, raw, out, split, lang):
     dest = os.path.join(out, "tok", f"train.full.{lang}" if split == "train" else f"{split}.{lang}")
     source = os.path.join(raw, f"{split}.{lang}")
-    if steps.fresh([dest], [source], [f"lowercase={s['LOWERCASE']}", "tokenizer=placeholders"]):
+    if steps.fresh([dest], [source], [f"lowercase={s['LOWERCASE']}",
+                                      f"tokenizer={TOKENIZATION}"]):
         steps.skipped(f"tokenize {split}.{lang}")
         return
     steps.timed(f"tokenize {split}.{lang}", [
@@ -259,7 +262,7 @@ def record_corpus(steps, s, raw, out, src, tgt, given, command):
             shutil.copyfileobj(source, dest)
     with atomic_output(os.path.join(out, "recipe.env")) as stream:
         stream.write(f"SRC={src}\nTGT={tgt}\nLOWERCASE={s['LOWERCASE']}\n"
-                     f"RAW={shlex.quote(os.path.realpath(raw))}\n")
+                     f"RAW={shlex.quote(os.path.realpath(raw))}\nTOKENIZATION={TOKENIZATION}\n")
     # MODELS only where it is not all, so that a default run's record is the shell form's
     settings = [word for name in RECORDED_SETTINGS if s.get(name) and s[name] != "all"
                 for word in ("--setting", f"{name}={s[name]}")]

@@ -69,7 +69,7 @@ def run_study(args):
         refuse_jobs_in_flight(study, [run for run in runs if not finished(study, *run)])
     study.check_settings()
     if args.tokenized_reference:
-        references = detokenize(references, args.target_lang)
+        references = detokenize(references)
 
     if args.launcher == "slurm":
         if not submit_study(study, runs, references):
@@ -152,7 +152,8 @@ def build_parser():
     parser.add_argument("--target-lang", required=True)
     parser.add_argument("--reference", required=True, help="test reference, one sentence a line")
     parser.add_argument("--tokenized-reference", action="store_true",
-                        help="the reference is Moses-tokenized: detokenize it like the hypotheses")
+                        help="the reference is tokenized (xlpe-tokenize): detokenize it like the "
+                        "hypotheses")
     add_tokenize_argument(parser)
     parser.add_argument("--models", nargs="+", default=["transformer", "dpe"],
                         help=f"models to train (default: transformer dpe); any of "

@@ -118,7 +118,7 @@ def evaluate(study, model, seed, references, test_positions=None, gpus=()):
     except IncompleteGenerationError as err:
         raise InputError(str(err)) from err
     state = read_checkpoint(str(checkpoint))
-    result = {"model": model, "seed": seed, **score(detokenize(hypotheses, args.target_lang),
+    result = {"model": model, "seed": seed, **score(detokenize(hypotheses),
                                                     references,
                                                     bleu_tokenizer(args.target_lang, args.tokenize)),
               "parameters": stored_parameter_count(state), "options": trained_options(state)}
