@@ -6,14 +6,9 @@ import shutil
 import pytest
 import torch
 
+from support.errors import assert_one_line_error
+from support.fairseq_commands import USER_DIR, generate, run, training_args
 from synthetic_corpus import preprocess_corpus, write_corpus
-from test_cli_end_to_end import (
-    USER_DIR,
-    assert_one_line_error,
-    generate,
-    run,
-    training_args,
-)
 from xlpe_fairseq.io.digests import CHECKPOINT_KEY, data_fingerprint
 
 

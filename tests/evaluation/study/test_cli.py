@@ -19,8 +19,8 @@ from types import SimpleNamespace
 import pytest
 import sacrebleu
 
-from test_cli_end_to_end import TINY_MODEL, binarize_positions, binarized_corpus, linked_data_bin
-from test_hostile_input import assert_processes_end
+from support.fairseq_commands import TINY_MODEL, binarize_positions, binarized_corpus, linked_data_bin
+from support.interrupted_runs import assert_processes_end
 from warm_python import run_module
 from xlpe_fairseq.evaluation.study.cli import build_parser
 from xlpe_fairseq.evaluation.study.plan import Study

@@ -11,7 +11,7 @@ from types import SimpleNamespace
 import pytest
 
 from slurm_cluster import slurm  # noqa: F401  (the fixture)
-from test_cli_end_to_end import TINY_MODEL, binarized_corpus
+from support.fairseq_commands import TINY_MODEL, binarized_corpus
 from warm_python import run_module
 from xlpe_fairseq.evaluation.study.cli import main
 from xlpe_fairseq.evaluation.study.slurm import sbatch_options
