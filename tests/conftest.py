@@ -1,6 +1,130 @@
-"""The shell entry points under test find the plugin's commands and Python as a user's shell
-does, on PATH: the environment the suite runs in goes first."""
+"""The suite's tiers, and what every test finds set up.
+
+Tiers (markers, registered in pytest.ini; docs/testing.md):
+
+- ``unit``: one module's behaviour, in this process, on tiny synthetic data. The fast tier
+  (``make test-fast``, ``pytest -m unit``).
+- ``integration``: commands and fairseq's own commands end to end (tiny trainings and
+  decodings), the shell entry points with stub commands, signals sent to real processes.
+- ``system``: a whole preparation, training and evaluation as a user runs them (recipes, the
+  README's first try, an installation into another environment).
+
+A test's tier is its own marker if it has one, else its file's below, else ``unit``: a new
+test file is a unit test unless it is listed here.
+
+The shell entry points under test find the plugin's commands and Python as a user's shell
+does, on PATH: the environment the suite runs in goes first, and before it the stand-ins for
+Python and those commands that start them from a warm server (``warm_python``), which is also
+what ``sys.executable`` names in the test processes. The server starts once a test of a higher
+tier than ``unit`` is to run; until then the stand-ins run the real programs.
+"""
 import os
+import shutil
 import sys
+import tempfile
+from collections import Counter, defaultdict
+from pathlib import Path
+
+import pytest
+
+from warm_python import REAL_PYTHON, SERVER_VARIABLE, server_address, stand_ins, start_server
 
 os.environ["PATH"] = os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")
+
+TESTS = Path(__file__).resolve().parent
+TIERS = ("unit", "integration", "system")
+FILE_TIERS = {
+    "integration": [
+        "test_cli_end_to_end.py",
+    ],
+    "system": [
+        "scripts/test_host_stack.py",
+        "test_own_corpus.py",
+    ],
+}
+TIER_OF_FILE = {path: tier for tier, paths in FILE_TIERS.items() for path in paths}
+STAND_INS = pytest.StashKey[Path]()
+
+
+def pytest_configure(config):
+    stale = [path for path in TIER_OF_FILE if not (TESTS / path).is_file()]
+    if stale:
+        raise pytest.UsageError(f"tests/conftest.py gives a tier to files that are not there: "
+                                f"{', '.join(stale)}")
+    if not (getattr(config.option, "numprocesses", None) and not hasattr(config, "workerinput")):
+        # a process that runs tests (not pytest-xdist's controller), before test modules read
+        # the environment and sys.executable
+        os.environ[SERVER_VARIABLE] = server_address()
+        config.stash[STAND_INS] = stand_ins(tempfile.mkdtemp(prefix="xlpe-commands-"))
+        os.environ["PATH"] = f"{config.stash[STAND_INS]}{os.pathsep}{os.environ['PATH']}"
+        sys.executable = str(config.stash[STAND_INS] / "python")
+
+
+def pytest_unconfigure(config):
+    if STAND_INS in config.stash:
+        sys.executable = REAL_PYTHON
+        shutil.rmtree(config.stash[STAND_INS], ignore_errors=True)
+
+
+def pytest_collection_finish(session):
+    if any(tier(item) != "unit" for item in session.items):
+        start_server()
+
+
+def tier(item):
+    own = [marker.name for marker in item.iter_markers() if marker.name in TIERS]
+    if own:
+        return own[0]
+    return TIER_OF_FILE.get(Path(item.path).relative_to(TESTS).as_posix(), "unit")
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m selects by marker
+def pytest_collection_modifyitems(items):
+    for item in items:
+        if not any(item.iter_markers(name) for name in TIERS):
+            item.add_marker(tier(item))
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_call(item):
+    """What a test module counts in its ``EXAMPLES`` (``{kind: count}``, the examples its
+    property-based tests ran) goes into the test's report, for the summary."""
+    examples = getattr(item.module, "EXAMPLES", None)
+    before = dict(examples) if isinstance(examples, dict) else None
+    yield
+    if before is not None:
+        for kind, count in examples.items():
+            if count != before.get(kind, 0):
+                item.user_properties.append((f"examples {item.path.name} {kind}",
+                                             count - before.get(kind, 0)))
+
+
+def pytest_terminal_summary(terminalreporter):
+    """Tests run and their time by tier (summed over the workers: not the wall time), and the
+    examples each fuzz module ran."""
+    outcomes, seconds, examples = defaultdict(Counter), Counter(), defaultdict(Counter)
+    for reports in terminalreporter.stats.values():
+        for report in reports:
+            if not hasattr(report, "when"):
+                continue
+            name = next((t for t in TIERS if t in report.keywords), None)
+            if name is None:
+                continue
+            seconds[name] += report.duration
+            if report.when == "call" or (report.when == "setup" and not report.passed):
+                outcomes[name][report.outcome] += 1
+            for key, count in report.user_properties:
+                if key.startswith("examples "):
+                    _, module, kind = key.split(" ", 2)
+                    examples[module][kind] += count
+    if outcomes:
+        terminalreporter.write_sep("-", "tiers")
+        for name in TIERS:
+            if outcomes[name]:
+                counts = ", ".join(f"{n} {o}" for o, n in sorted(outcomes[name].items()))
+                terminalreporter.write_line(f"{name}: {counts} ({seconds[name]:.0f} s of tests)")
+    if examples:
+        terminalreporter.write_sep("-", "examples run")
+        for module, counts in sorted(examples.items()):
+            terminalreporter.write_line(
+                f"{module}: " + ", ".join(f"{n} {kind}" for kind, n in counts.items()))

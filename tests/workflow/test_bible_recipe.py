@@ -14,6 +14,7 @@ import pytest
 
 from support.interrupted_runs import SLEEPING_STUB, alive, default_sigint, temporaries
 from support.parallel_text import write_raw
+from warm_python import real_processes
 
 ROOT = Path(__file__).resolve().parents[2]
 RECIPE = ROOT / "data_prep" / "prepare-bible-he-en.sh"
@@ -143,7 +144,8 @@ def start_until_aligning(env, out, mark):
 
 def test_a_killed_run_leaves_temporaries_the_next_removes_and_ctrl_c_leaves_none(tmp_path):
     mark, out = tmp_path / "aligning", tmp_path / "out"
-    env = {**stubs(tmp_path, **{"xlpe-align": SLEEPING_STUB}), "STUB_MARK": str(mark)}
+    env = real_processes({**stubs(tmp_path, **{"xlpe-align": SLEEPING_STUB}),
+                          "STUB_MARK": str(mark)})
     run, aligner = start_until_aligning(env, out, mark)
     run.kill()
     run.communicate(timeout=60)

@@ -22,6 +22,7 @@ import torch
 from evaluation.tiny_checkpoints import session_checkpoints
 from support.interrupted_runs import default_sigint
 from support.workflow_stubs import prepared, read_only_run, stubs
+from warm_python import real_processes
 from xlpe_fairseq.io.provenance import write_record
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -78,7 +79,7 @@ def test_a_signal_ends_the_decoding_in_its_own_group_and_leaves_no_temporary(tmp
         f'#!/bin/sh\necho $$ > "{tmp_path}/generate.pid"\nexec sleep 300\n')
     out, folder = prepared(tmp_path / "out"), checkpoint_folder(tmp_path / "ck")
     run = subprocess.Popen(["bash", str(EVALUATE), str(out), str(folder), "--average", "0"],
-                           env={**os.environ, **env}, stdout=subprocess.PIPE,
+                           env=real_processes({**os.environ, **env}), stdout=subprocess.PIPE,
                            stderr=subprocess.PIPE, text=True, preexec_fn=default_sigint)
     pid_file = tmp_path / "generate.pid"
     for _ in range(600):

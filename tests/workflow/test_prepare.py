@@ -14,6 +14,7 @@ import pytest
 
 from support.interrupted_runs import SLEEPING_STUB, alive, default_sigint, temporaries
 from support.parallel_text import RECIPE_ENV, write_raw
+from warm_python import real_processes
 from xlpe_fairseq.data.positions_note import NO_PREORDERER, positions_note
 from xlpe_fairseq.workflow import evaluate
 
@@ -159,7 +160,7 @@ def test_ctrl_c_ends_the_running_step_and_leaves_no_temporary_file(tmp_path):
     raw = write_raw(tmp_path / "raw", "en", "de")
     mark, out = tmp_path / "tokenizing", tmp_path / "out"
     run = subprocess.Popen(prepare_command(raw, out), stderr=subprocess.PIPE, text=True,
-                           env={**environment(stubs), "STUB_MARK": str(mark)},
+                           env=real_processes({**environment(stubs), "STUB_MARK": str(mark)}),
                            preexec_fn=default_sigint)
     deadline = time.monotonic() + 120
     while not (mark.exists() and mark.read_text()) and run.poll() is None:

@@ -21,7 +21,7 @@ import sacrebleu
 
 from support.fairseq_commands import TINY_MODEL, binarize_positions, binarized_corpus, linked_data_bin
 from support.interrupted_runs import assert_processes_end
-from warm_python import run_module
+from warm_python import real_processes, run_module
 from xlpe_fairseq.evaluation.study.cli import build_parser
 from xlpe_fairseq.evaluation.study.plan import Study
 from xlpe_fairseq.evaluation.study.profiles import PROFILES
@@ -144,7 +144,7 @@ def test_sigterm_stops_the_study_and_its_running_trainings(corpus, tmp_path, rec
     args = study_args(corpus, tmp_path / "work", "--jobs", "2")
     args[args.index("--updates") + 1] = "100000"
     study = subprocess.Popen([sys.executable, "-m", "xlpe_fairseq.evaluation.study", *args],
-                             stderr=subprocess.PIPE, text=True)
+                             stderr=subprocess.PIPE, text=True, env=real_processes(os.environ))
     send = (study.send_signal if receiver == "process"
             else lambda signum: signal_a_worker_thread(study.pid, signum))
     try:
