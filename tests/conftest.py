@@ -2,15 +2,17 @@
 
 Tiers (markers, registered in pytest.ini; docs/testing.md):
 
-- ``unit``: one module's behaviour, in this process, on tiny synthetic data. The fast tier
-  (``make test-fast``, ``pytest -m unit``).
+- ``unit``: one module's behaviour on tiny synthetic data, in this process (a fairseq data-bin
+  or a single command at most besides). The fast tier (``make test-fast``, ``pytest -m unit``).
 - ``integration``: commands and fairseq's own commands end to end (tiny trainings and
-  decodings), the shell entry points with stub commands, signals sent to real processes.
-- ``system``: a whole preparation, training and evaluation as a user runs them (recipes, the
-  README's first try, an installation into another environment).
+  decodings), the shell entry points with stub commands, what real processes print as they
+  start and do on signals.
+- ``system``: a whole preparation, training and evaluation as a user runs them (xlpe-prepare
+  and the recipes, the README's first try, a study on a SLURM cluster, an installation into
+  another environment).
 
 A test's tier is its own marker if it has one, else its file's below, else ``unit``: a new
-test file is a unit test unless it is listed here.
+test file is a unit test unless it is listed here (or marks itself).
 
 The shell entry points under test find the plugin's commands and Python as a user's shell
 does, on PATH: the environment the suite runs in goes first, and before it the stand-ins for
@@ -35,11 +37,57 @@ TESTS = Path(__file__).resolve().parent
 TIERS = ("unit", "integration", "system")
 FILE_TIERS = {
     "integration": [
+        "data/test_prefetch_shutdown.py",
+        "evaluation/study/test_cli.py",
+        "evaluation/study/test_profiles.py",
+        "evaluation/test_attention_alignment.py",
+        "evaluation/test_attention_heatmap.py",
+        "evaluation/test_compare.py",
+        "evaluation/test_curves.py",
+        "evaluation/test_noise_attack.py",
+        "evaluation/test_swap_robustness.py",
+        "evaluation/test_translate.py",
+        "fuzz/test_fuzz_scripts.py",
+        "io/test_checkpoints.py",
+        "io/test_command.py",
+        "io/test_stage_usage.py",
+        "preordering/test_advice.py",
+        "preprocessing/test_length_filter.py",
+        "preprocessing/test_split_corpus.py",
+        "recipes/test_average_checkpoints.py",
+        "recipes/test_demo_models.py",
+        "recipes/test_example_options.py",
+        "recipes/test_position_sets.py",
+        "recipes/test_script_help.py",
+        "recipes/test_shell_entry_points.py",
+        "recipes/test_training_scripts.py",
+        "scripts/test_command_help.py",
+        "scripts/test_gpu_lease.py",
+        "tasks/test_data_bin_files.py",
+        "tasks/test_data_provenance.py",
         "test_cli_end_to_end.py",
+        "test_fairseq_support.py",
+        "test_hostile_input.py",
+        "test_in_one_process.py",
+        "test_plugin_errors.py",
+        "test_plugin_registration.py",
+        "test_quiet_warnings.py",
+        "test_warm_python.py",
+        "workflow/test_evaluate.py",
+        "workflow/test_schedules.py",
+        "workflow/test_train.py",
     ],
     "system": [
+        "evaluation/study/test_slurm.py",
+        "recipes/test_multi_node_training.py",
+        "recipes/test_recipes_offline.py",
+        "scripts/test_benchmark.py",
         "scripts/test_host_stack.py",
         "test_own_corpus.py",
+        "test_provenance_chain.py",
+        "test_two_pass_recipe.py",
+        "workflow/test_bible_recipe.py",
+        "workflow/test_prepare.py",
     ],
 }
 TIER_OF_FILE = {path: tier for tier, paths in FILE_TIERS.items() for path in paths}
@@ -81,7 +129,7 @@ def tier(item):
 @pytest.hookimpl(tryfirst=True)  # before -m selects by marker
 def pytest_collection_modifyitems(items):
     for item in items:
-        if not any(item.iter_markers(name) for name in TIERS):
+        if not any(item.get_closest_marker(name) for name in TIERS):
             item.add_marker(tier(item))
 
 
