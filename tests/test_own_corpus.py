@@ -18,8 +18,10 @@ from pathlib import Path
 import pytest
 from fairseq.data import Dictionary, data_utils
 
+from support.errors import assert_one_line_error
 from support.first_try import FIRST_TRY_MODEL, readme_first_try
 from support.parallel_text import sentences
+from warm_python import REAL_PYTHON, real_processes
 from xlpe_fairseq.evaluation import translate as translate_command
 from xlpe_fairseq.evaluation.bleu import bleu_tokenizer, detokenize, score
 from xlpe_fairseq.evaluation.generate_output import read_hypotheses
@@ -252,9 +254,9 @@ def test_translate_prints_no_warnings_or_fairseq_logs(trained):
     """Only translations on stdout; on stderr nothing a user cannot act on (the user's shell
     has no PYTHONWARNINGS): the installed command, as a user runs it."""
     out, root, *_ = trained
-    env = {k: v for k, v in ENV.items() if k != "PYTHONWARNINGS"}
+    env = {k: v for k, v in real_processes(ENV).items() if k != "PYTHONWARNINGS"}
     result = subprocess.run(
-        [os.path.join(os.path.dirname(sys.executable), "xlpe-translate"), "--corpus", str(out),
+        [os.path.join(os.path.dirname(REAL_PYTHON), "xlpe-translate"), "--corpus", str(out),
          "--checkpoint", str(root / "transformer" / "checkpoint_best.pt"), "--cpu"],
         input="This is a test .\n", env=env, capture_output=True, text=True, cwd=ROOT)
     assert result.returncode == 0, result.stderr[-3000:]
@@ -275,9 +277,8 @@ def test_translate_refuses_a_broken_codes_file_in_one_line(trained, tmp_path):
          "--bpe-codes", str(codes), "--checkpoint",
          str(root / "transformer" / "checkpoint_best.pt"), "--cpu"],
         input="This is a test .\n", env=ENV, capture_output=True, text=True, cwd=ROOT)
-    assert result.returncode == 1, result.stderr[-3000:]
-    assert result.stderr.count("\n") == 1 and f"{codes} line {broken_line}:" in result.stderr, \
-        result.stderr[-3000:]
+    assert_one_line_error(result, 1, f"{codes} line {broken_line}:", prog="xlpe-translate")
+    assert result.stderr.count("\n") == 1, result.stderr[-3000:]
     assert not result.stdout, result.stdout
 
 
@@ -361,10 +362,8 @@ def test_evaluate_with_a_text_model_on_an_xlpe_checkpoint_names_what_it_is(train
         ["bash", str(ROOT / "examples/evaluate.sh"), str(out), str(tmp_path), "--model",
          "transformer", "--schedule", "dpe-iwslt", "--average", "0", "--cpu"],
         env=ENV, capture_output=True, text=True, cwd=ROOT)
-    assert result.returncode == 1
-    last = result.stderr.splitlines()[-1]
-    assert "saved with --arch transformer_xlpe, but --model transformer trains with --arch " \
-        "transformer" in last and "not a checkpoint of that training" in last, result.stderr
+    assert_one_line_error(result, 1, "--arch transformer_xlpe", "--model transformer",
+                          "not a checkpoint of that training")
     assert not (tmp_path / "generate-test.out").exists(), "refused before decoding"
 
 

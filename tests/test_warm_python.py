@@ -113,13 +113,12 @@ def test_a_stand_in_runs_the_command_as_its_console_script_does(stand_in_folder,
 
 def test_a_stand_in_passes_on_the_signals_it_gets(stand_in_folder, tmp_path):
     """SIGTERM to the stand-in reaches the command, which ends as the command ends on it."""
-    out = tmp_path / "out"
+    source, out = tmp_path / "in.en", tmp_path / "out"
+    source.write_text("The quick brown fox jumps over the lazy dog.\n" * 200000)
     out.mkdir()
     stand_in = subprocess.Popen(
-        [stand_in_folder / "xlpe-tokenize", "--lang", "en", "--output", out / "tok.en"],
-        stdin=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    stand_in.stdin.write("a line .\n")
-    stand_in.stdin.flush()
+        [stand_in_folder / "xlpe-tokenize", "--lang", "en", "--input", source, "--output",
+         out / "tok.en", "--workers", "1"], stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 600
     while not os.listdir(out) and time.monotonic() < deadline and stand_in.poll() is None:
         time.sleep(0.1)  # the command has started once it opens its temporary output

@@ -455,7 +455,9 @@ def _start_fresh(pristine, configured):
         if (path is not None and not seen["plugin"]
                 and os.path.abspath(path) == plugin):
             imported("xlpe_fairseq")  # as fairseq's first import of the plugin: silently
-            import_user_module.memo = getattr(import_user_module, "memo", set()) | {plugin}
+            # fairseq keeps its memo on whatever its module's name import_user_module holds
+            memo = fairseq.utils.import_user_module
+            memo.memo = getattr(memo, "memo", set()) | {plugin}
         return import_user_module(args)
 
     builtins.__import__, importlib.import_module = tracked_import, tracked_import_module

@@ -19,3 +19,21 @@ def assert_one_line_error(result, status, *tokens, prog=None):
         f"no {start.strip()!r} line last on stderr:\n{stderr[-3000:]}"
     missing = [token for token in tokens if str(token) not in last]
     assert not missing, f"{missing} not in the error line {last!r}"
+
+
+def assert_plugin_error(result, status, *tokens):
+    """A fairseq command that one of the plugin's errors ended, as fairseq reports any
+    exception: a traceback whose last line is that error, of the kind the xlpe-* commands that
+    run fairseq's report with exit ``status`` (an OptionError 2, an InputError 1), holding each
+    of ``tokens``."""
+    from xlpe_fairseq.plugin_errors import error_in_report
+
+    stderr = result.stderr or ""
+    assert result.returncode != 0, f"the command should have failed:\n{stderr[-3000:]}"
+    lines = stderr.strip().splitlines()
+    found = error_in_report(lines[-1:])
+    assert found, f"the command did not end in one of the plugin's errors:\n{stderr[-3000:]}"
+    kinds = {1: "InputError", 2: "OptionError"}
+    assert found[1] == status, f"an {kinds[found[1]]}, expected an {kinds[status]}: {lines[-1]}"
+    missing = [token for token in tokens if str(token) not in found[0]]
+    assert not missing, f"{missing} not in the error {found[0]!r}"

@@ -197,7 +197,8 @@ def test_a_second_command_on_a_training_study_tells_the_progress_and_never_train
     args = study_args(corpus, work)
     args[args.index("--updates") + 1] = "100000"
     command = [sys.executable, "-m", "xlpe_fairseq.evaluation.study", *args]
-    first = subprocess.Popen(command, stderr=subprocess.PIPE, text=True)
+    env = real_processes(os.environ)  # its trainings are its children; the lock names its pid
+    first = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, env=env)
     second = None
     try:
         deadline = time.monotonic() + 300
@@ -207,7 +208,7 @@ def test_a_second_command_on_a_training_study_tells_the_progress_and_never_train
             time.sleep(0.2)
         trainings = child_processes(first.pid)
         assert len(trainings) == 1, f"one training expected (--jobs 1), found {trainings}"
-        second = subprocess.Popen(command, stderr=subprocess.PIPE, text=True)
+        second = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, env=env)
         try:
             stderr = second.communicate(timeout=120)[1]
         except subprocess.TimeoutExpired:
