@@ -17,8 +17,7 @@ test file is a unit test unless it is listed here (or marks itself).
 The shell entry points under test find the plugin's commands and Python as a user's shell
 does, on PATH: the environment the suite runs in goes first, and before it the stand-ins for
 Python and those commands that start them from a warm server (``warm_python``), which is also
-what ``sys.executable`` names in the test processes. The server starts once a test of a higher
-tier than ``unit`` is to run; until then the stand-ins run the real programs.
+what ``sys.executable`` names in the test processes.
 """
 import os
 import shutil
@@ -29,7 +28,7 @@ from pathlib import Path
 
 import pytest
 
-from warm_python import REAL_PYTHON, SERVER_VARIABLE, server_address, stand_ins, start_server
+from warm_python import REAL_PYTHON, SERVER_VARIABLE, stand_ins, start_server
 
 os.environ["PATH"] = os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")
 
@@ -101,8 +100,8 @@ def pytest_configure(config):
                                 f"{', '.join(stale)}")
     if not (getattr(config.option, "numprocesses", None) and not hasattr(config, "workerinput")):
         # a process that runs tests (not pytest-xdist's controller), before test modules read
-        # the environment and sys.executable
-        os.environ[SERVER_VARIABLE] = server_address()
+        # the environment and sys.executable; the server imports while the tests are collected
+        os.environ[SERVER_VARIABLE] = start_server()
         config.stash[STAND_INS] = stand_ins(tempfile.mkdtemp(prefix="xlpe-commands-"))
         os.environ["PATH"] = f"{config.stash[STAND_INS]}{os.pathsep}{os.environ['PATH']}"
         sys.executable = str(config.stash[STAND_INS] / "python")
@@ -112,11 +111,6 @@ def pytest_unconfigure(config):
     if STAND_INS in config.stash:
         sys.executable = REAL_PYTHON
         shutil.rmtree(config.stash[STAND_INS], ignore_errors=True)
-
-
-def pytest_collection_finish(session):
-    if any(tier(item) != "unit" for item in session.items):
-        start_server()
 
 
 def tier(item):
