@@ -72,7 +72,7 @@ _server = {}
 
 
 class ServerNotStarted(Exception):
-    """No test of this session needed the server."""
+    """The address names no server that was started: the stand-ins run the real program."""
 
 
 # --- the caller's side: a test (run_module) or a stand-in (run_console_script) ---------------
@@ -112,7 +112,7 @@ def _server_running(address):
 
 def _start(address, command, streams):
     """Ask the server to start ``command`` (a dict, see ``_run_command``) on ``streams`` (three
-    file descriptors); return the connection and the command's pid."""
+    file descriptors); return the connection, the file of its replies and the command's pid."""
     command = {**command, "umask": _umask(), "cwd": os.fspath(command.get("cwd") or os.getcwd()),
                "ignored": [s.name for s in INHERITED_SIGNALS
                            if signal.getsignal(s) is signal.SIG_IGN]}
