@@ -19,6 +19,7 @@ does, on PATH: the environment the suite runs in goes first, and before it the s
 Python and those commands that start them from a warm server (``warm_python``), which is also
 what ``sys.executable`` names in the test processes.
 """
+import ast
 import os
 import shutil
 import sys
@@ -98,6 +99,9 @@ def pytest_configure(config):
     if stale:
         raise pytest.UsageError(f"tests/conftest.py gives a tier to files that are not there: "
                                 f"{', '.join(stale)}")
+    broken = broken_file_rules()
+    if broken:
+        raise pytest.UsageError("tests/ breaks its rules (docs/testing.md):\n" + "\n".join(broken))
     if not (getattr(config.option, "numprocesses", None) and not hasattr(config, "workerinput")):
         # a process that runs tests (not pytest-xdist's controller), before test modules read
         # the environment and sys.executable; the server imports while the tests are collected
@@ -111,6 +115,37 @@ def pytest_unconfigure(config):
     if STAND_INS in config.stash:
         sys.executable = REAL_PYTHON
         shutil.rmtree(config.stash[STAND_INS], ignore_errors=True)
+
+
+def broken_file_rules():
+    """A test module imported by another file, a helper that skips at its import: either would
+    make collecting or skipping one file change another."""
+    broken = []
+    for path in sorted(TESTS.rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        name = path.relative_to(TESTS).as_posix()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                modules = [node.module]
+            elif isinstance(node, ast.Import):
+                modules = [alias.name for alias in node.names]
+            else:
+                continue
+            broken += [f"{name} imports the test module {module} (move what it shares to "
+                       "tests/support)" for module in modules
+                       if module.rpartition(".")[2].startswith("test_")]
+        if not path.name.startswith("test_") and any(map(skips, tree.body)):
+            broken.append(f"{name}, a helper, skips at its import: every importer would be skipped")
+    return broken
+
+
+def skips(statement):
+    """Whether a module-level statement calls pytest's skip or importorskip."""
+    if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return False
+    return any(isinstance(node, ast.Call)
+               and ast.unparse(node.func).rpartition(".")[2] in ("skip", "importorskip")
+               for node in ast.walk(statement))
 
 
 def tier(item):
