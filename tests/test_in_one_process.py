@@ -1,7 +1,7 @@
 """python -m xlpe_fairseq.in_one_process: the recipes' way to run one command on every split."""
 import pytest
 
-from test_cli_end_to_end import binarize_positions
+from support.fairseq_commands import binarize_positions
 from xlpe_fairseq.in_one_process import main, split_calls
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from recipes.test_recipes_offline import sentences
+from support.parallel_text import sentences
 
 ROOT = Path(__file__).resolve().parents[1]
 ENV = {

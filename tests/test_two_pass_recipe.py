@@ -9,8 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from support.fairseq_commands import run
 from synthetic_corpus import write_corpus
-from test_cli_end_to_end import run
 
 RECIPE = Path(__file__).resolve().parents[1] / "examples" / "two_pass.sh"
 TINY = ("--encoder-embed-dim 16 --decoder-embed-dim 16 --encoder-ffn-embed-dim 32 "

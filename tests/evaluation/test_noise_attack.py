@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from support.fairseq_commands import run
 from synthetic_corpus import write_corpus
-from test_cli_end_to_end import run
 from xlpe_fairseq.evaluation.noise_attack import main, read_results
 from xlpe_fairseq.io import InputError
 

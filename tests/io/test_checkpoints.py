@@ -1,12 +1,23 @@
 """Checkpoints read by one loader: a name that is no file is one line naming it; loading stays
 weights-only, in the plugin's loader and in a user's own torch.load after the plugin's import."""
+import argparse
 import subprocess
 import sys
 
 import pytest
+import torch
 
 from xlpe_fairseq.io.checkpoints import read_checkpoint
 from xlpe_fairseq.io.errors import InputError
+
+
+def test_fairseq_s_own_loading_after_the_plugin_s_still_takes_fairseq_s_checkpoints(tmp_path):
+    """fairseq-train's resume loads checkpoint_last.pt after the task has read it (its data's
+    fingerprint): reading a checkpoint leaves fairseq's checkpoint class allowed."""
+    path = tmp_path / "checkpoint_last.pt"
+    torch.save({"model": {}, "args": argparse.Namespace(arch="transformer")}, path)
+    read_checkpoint(str(path), "fairseq checkpoint")
+    assert torch.load(path, map_location="cpu")["args"].arch == "transformer"
 
 
 def test_an_empty_checkpoint_name_is_refused_as_such():

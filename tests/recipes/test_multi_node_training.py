@@ -11,7 +11,7 @@ from pathlib import Path
 import torch
 
 from slurm_cluster import slurm  # noqa: F401  (the fixture)
-from test_cli_end_to_end import TINY_MODEL, binarized_corpus
+from support.fairseq_commands import TINY_MODEL, binarized_corpus
 from xlpe_fairseq.io.provenance import record_corpus
 
 ROOT = Path(__file__).resolve().parents[2]

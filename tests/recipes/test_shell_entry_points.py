@@ -5,13 +5,12 @@ averages or another model than the one trained there. No training runs: fairseq'
 xlpe-* commands are stubs where a script would call them."""
 import os
 import shlex
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
-from xlpe_fairseq.io.provenance import record_corpus
+from support.workflow_stubs import prepared, stubs
 
 ROOT = Path(__file__).resolve().parents[2]
 PREPARE = ROOT / "data_prep" / "prepare-corpus.sh"
@@ -106,30 +105,6 @@ def test_prepare_corpus_takes_operands_after_a_double_dash(tmp_path):
     assert not (tmp_path / "out").exists()
 
 
-def prepared(root):
-    """An OUT of prepare-corpus.sh, without the data."""
-    for variant in ("text", "dpe", "xlpe"):
-        folder = root / "data-bin" / variant
-        folder.mkdir(parents=True)
-        for split in ("train", "valid", "test"):
-            (folder / f"{split}.fr-en.fr.idx").write_text("")
-        (folder / "dict.fr.txt").write_text("le 1\n")
-        (folder / "dict.en.txt").write_text("the 1\n")
-    (root / "raw").mkdir()
-    (root / "reference").mkdir()
-    for split in ("train", "valid", "test"):
-        for lang in ("fr", "en"):
-            (root / "raw" / f"{split}.{lang}").write_text("the\n")
-    for split in ("valid", "test"):
-        (root / "reference" / f"{split}.en").write_text("the\n")
-    (root / "bpe").mkdir()
-    (root / "bpe" / "codes").write_text("t h 2\n")
-    (root / "recipe.env").write_text(f"SRC=fr\nTGT=en\nLOWERCASE=0\nRAW={root / 'raw'}\n"
-                                     "TOKENIZATION=reversible\n")
-    record_corpus(str(root), str(root / "raw"), "fr", "en", {}, ["prepare-corpus.sh"])
-    return root
-
-
 def dry_run_command(*args):
     result = bash(TRAIN, *args, "--dry-run")
     assert result.returncode == 0, result.stderr
@@ -201,33 +176,6 @@ def test_train_given_one_variant_of_the_data_bin_names_the_folder_to_pass(tmp_pa
     result = bash(TRAIN, "xlpe-inxl", data_bin / "text", tmp_path / "ck", "--dry-run")
     one_usage_error(result, f"{data_bin / 'text'} is one variant of the data-bin: pass "
                     f"{data_bin}, the folder above, from which xlpe-inxl reads xlpe")
-
-
-def stubs(tmp_path):
-    """fairseq-train, fairseq-generate, xlpe-average-checkpoints and xlpe-bleu that log their
-    arguments, and xlpe-provenance, which logs what reads checkpoints and outputs (these are
-    empty files here) and does the rest (folders, OUT's record)."""
-    folder = tmp_path / "stubs"
-    folder.mkdir()
-    for name in ("fairseq-train", "fairseq-generate", "xlpe-average-checkpoints", "xlpe-bleu"):
-        (folder / name).write_text(f'#!/bin/sh\necho "{name} $*" >> "{tmp_path}/calls"\n')
-        (folder / name).chmod(0o755)
-    (folder / "xlpe-provenance").write_text(
-        '#!/bin/sh\ncase $1 in verify-checkpoint | evaluation | training)\n'
-        f'    echo "xlpe-provenance $*" >> "{tmp_path}/provenance-calls" ;;\n'
-        f'*) exec "{shutil.which("xlpe-provenance")}" "$@" ;;\nesac\n')
-    (folder / "xlpe-provenance").chmod(0o755)
-    # xlpe-train and xlpe-evaluate run fairseq's commands through their launcher (python -m
-    # xlpe_fairseq_cli.fairseq fairseq-generate ...), which runs fairseq_cli's module: a
-    # fairseq_cli whose modules exec the stubs above stands first on PYTHONPATH
-    shadow = folder / "python" / "fairseq_cli"
-    shadow.mkdir(parents=True)
-    (shadow / "__init__.py").write_text("")
-    for module, name in (("train", "fairseq-train"), ("generate", "fairseq-generate")):
-        (shadow / f"{module}.py").write_text(
-            f"import os, sys\nos.execvp({name!r}, [{name!r}, *sys.argv[1:]])\n")
-    python_path = os.pathsep.join(filter(None, [str(shadow.parent), os.environ.get("PYTHONPATH")]))
-    return {"PATH": f"{folder}{os.pathsep}{os.environ['PATH']}", "PYTHONPATH": python_path}
 
 
 def trained_folder(tmp_path, model, checkpoints):

@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from recipes.test_recipes_offline import write_raw
-from workflow.test_prepare import STUB, running, temporaries
+from support.interrupted_runs import SLEEPING_STUB, alive, default_sigint, temporaries
+from support.parallel_text import write_raw
+from warm_python import real_processes
 
 ROOT = Path(__file__).resolve().parents[2]
 RECIPE = ROOT / "data_prep" / "prepare-bible-he-en.sh"
@@ -129,7 +130,8 @@ def test_a_second_run_into_the_same_outdir_is_refused_naming_the_live_holder(tmp
 
 
 def start_until_aligning(env, out, mark):
-    run = subprocess.Popen([str(RECIPE), str(out)], stderr=subprocess.PIPE, text=True, env=env)
+    run = subprocess.Popen([str(RECIPE), str(out)], stderr=subprocess.PIPE, text=True, env=env,
+                           preexec_fn=default_sigint)
     deadline = time.monotonic() + 120
     while not (mark.exists() and mark.read_text()) and run.poll() is None:
         assert time.monotonic() < deadline, "the aligner stub never started"
@@ -142,7 +144,8 @@ def start_until_aligning(env, out, mark):
 
 def test_a_killed_run_leaves_temporaries_the_next_removes_and_ctrl_c_leaves_none(tmp_path):
     mark, out = tmp_path / "aligning", tmp_path / "out"
-    env = {**stubs(tmp_path, **{"xlpe-align": STUB}), "STUB_MARK": str(mark)}
+    env = real_processes({**stubs(tmp_path, **{"xlpe-align": SLEEPING_STUB}),
+                          "STUB_MARK": str(mark)})
     run, aligner = start_until_aligning(env, out, mark)
     run.kill()
     run.communicate(timeout=60)
@@ -153,5 +156,5 @@ def test_a_killed_run_leaves_temporaries_the_next_removes_and_ctrl_c_leaves_none
     run.send_signal(signal.SIGINT)
     stderr = run.communicate(timeout=60)[1]
     assert run.returncode == 128 + signal.SIGINT, stderr
-    assert not running(aligner), "the step outlived the command"
+    assert not alive(aligner), "the step outlived the command"
     assert not temporaries(out), temporaries(out)

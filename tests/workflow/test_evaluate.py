@@ -6,7 +6,7 @@ link to the corpus is followed to the folder it names; a checkpoint of another m
 than the folder's training is refused; an unfinished training is said to be one.
 
 fairseq-generate, xlpe-average-checkpoints and xlpe-bleu are the logging stubs of
-tests/recipes/test_shell_entry_points.py; one test decodes nothing but reads a trained tiny
+tests/support/workflow_stubs.py; one test decodes nothing but reads a trained tiny
 checkpoint."""
 import argparse
 import os
@@ -20,7 +20,9 @@ import pytest
 import torch
 
 from evaluation.tiny_checkpoints import session_checkpoints
-from recipes.test_shell_entry_points import prepared, stubs
+from support.interrupted_runs import default_sigint
+from support.workflow_stubs import prepared, read_only_run, stubs
+from warm_python import real_processes
 from xlpe_fairseq.io.provenance import write_record
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -77,8 +79,8 @@ def test_a_signal_ends_the_decoding_in_its_own_group_and_leaves_no_temporary(tmp
         f'#!/bin/sh\necho $$ > "{tmp_path}/generate.pid"\nexec sleep 300\n')
     out, folder = prepared(tmp_path / "out"), checkpoint_folder(tmp_path / "ck")
     run = subprocess.Popen(["bash", str(EVALUATE), str(out), str(folder), "--average", "0"],
-                           env={**os.environ, **env}, stdout=subprocess.PIPE,
-                           stderr=subprocess.PIPE, text=True)
+                           env=real_processes({**os.environ, **env}), stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True, preexec_fn=default_sigint)
     pid_file = tmp_path / "generate.pid"
     for _ in range(600):
         if pid_file.exists() and pid_file.read_text().strip():
@@ -141,26 +143,6 @@ def test_a_folder_name_fairseq_cannot_take_is_refused_before_any_work(tmp_path, 
     assert says in result.stderr, result.stderr
     assert sorted(os.listdir(folder)) == before and not (tmp_path / "calls").exists()
     assert not (out / ".xlpe-lock").exists()
-
-
-READ_ONLY_RUN = """
-import os, sys
-from xlpe_fairseq.workflow import {command}
-
-out = os.path.realpath(sys.argv[1])
-access = os.access
-# a corpus on a read-only file system (as root, no permission makes a folder one)
-os.access = lambda path, mode, **kw: (False if mode & os.W_OK and
-                                      os.path.realpath(path).startswith(out)
-                                      else access(path, mode, **kw))
-sys.exit({command}.main(["--prog", "{prog}", *sys.argv[2:]]))
-"""
-
-
-def read_only_run(command, prog, folder, *args):
-    """Run ``xlpe_fairseq.workflow.COMMAND`` as PROG with ``args``, ``folder`` read-only to it."""
-    return [sys.executable, "-c", READ_ONLY_RUN.format(command=command, prog=prog), str(folder),
-            *map(str, args)]
 
 
 def test_a_read_only_corpus_is_read_without_a_lock(tmp_path):

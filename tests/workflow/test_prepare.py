@@ -9,14 +9,14 @@ import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
 
-from recipes.test_recipes_offline import RECIPE_ENV, write_raw
+from support.interrupted_runs import SLEEPING_STUB, alive, default_sigint, temporaries
+from support.parallel_text import RECIPE_ENV, write_raw
+from warm_python import real_processes
 from xlpe_fairseq.data.positions_note import NO_PREORDERER, positions_note
 from xlpe_fairseq.workflow import evaluate
-from xlpe_fairseq.workflow.steps import TEMPORARY
 
 HOSTILE = "o'u]t $x/sp ace/$(touch PWNED)"
 
@@ -36,11 +36,6 @@ def environment(path_first=None):
 def prepare(*args, cwd=None):
     return subprocess.run(prepare_command(*args), capture_output=True, text=True,
                           env=environment(), cwd=cwd)
-
-
-def temporaries(out):
-    return [str(path) for path in Path(out).rglob("*")
-            if TEMPORARY.fullmatch(path.name) or path.name.endswith(".tmp")]
 
 
 @pytest.fixture(scope="module")
@@ -157,32 +152,16 @@ def test_a_bad_models_value_is_a_usage_error(tmp_path):
     assert not (tmp_path / "out").exists()
 
 
-STUB = """#!{python}
-import os, sys, time
-with open(os.environ["STUB_MARK"], "w") as mark:
-    mark.write(str(os.getpid()))
-time.sleep(600)
-"""
-
-
-def running(pid):
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    with open(f"/proc/{pid}/stat") as stat:  # a zombie has ended
-        return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
-
-
 def test_ctrl_c_ends_the_running_step_and_leaves_no_temporary_file(tmp_path):
     stubs = tmp_path / "stubs"
     stubs.mkdir()
-    (stubs / "xlpe-tokenize").write_text(STUB.format(python=sys.executable))
+    (stubs / "xlpe-tokenize").write_text(SLEEPING_STUB.format(python=sys.executable))
     (stubs / "xlpe-tokenize").chmod(0o755)
     raw = write_raw(tmp_path / "raw", "en", "de")
     mark, out = tmp_path / "tokenizing", tmp_path / "out"
     run = subprocess.Popen(prepare_command(raw, out), stderr=subprocess.PIPE, text=True,
-                           env={**environment(stubs), "STUB_MARK": str(mark)})
+                           env=real_processes({**environment(stubs), "STUB_MARK": str(mark)}),
+                           preexec_fn=default_sigint)
     deadline = time.monotonic() + 120
     while not (mark.exists() and mark.read_text()) and run.poll() is None:
         assert time.monotonic() < deadline, "the tokenizer stub never started"
@@ -192,5 +171,5 @@ def test_ctrl_c_ends_the_running_step_and_leaves_no_temporary_file(tmp_path):
     run.send_signal(signal.SIGINT)
     stderr = run.communicate(timeout=60)[1]
     assert run.returncode == 128 + signal.SIGINT, stderr
-    assert not running(step), "the step outlived the command"
+    assert not alive(step), "the step outlived the command"
     assert not temporaries(out), temporaries(out)

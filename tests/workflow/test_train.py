@@ -15,8 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from recipes.test_shell_entry_points import prepared, stubs
-from workflow.test_evaluate import read_only_run
+from support.interrupted_runs import default_sigint
+from support.workflow_stubs import prepared, read_only_run, stubs
+from warm_python import real_processes
 from xlpe_fairseq.workflow.evaluate import unfinished_training
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -66,8 +67,9 @@ def test_fairseq_train_runs_in_its_own_group_and_ends_with_the_command(tmp_path,
     record = fairseq_train_stub(env, "time.sleep(120)")
     save_dir = tmp_path / "ck"
     process = subprocess.Popen(["bash", str(TRAIN), "transformer", str(out), str(save_dir)],
-                               env={**os.environ, **env}, stdout=subprocess.DEVNULL,
-                               stderr=subprocess.PIPE, text=True)
+                               env=real_processes({**os.environ, **env}),
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                               preexec_fn=default_sigint)
     child = wait_for(record)
     assert child["pgid"] == child["pid"] != os.getpgid(process.pid), (
         "fairseq-train must lead its own process group, apart from the command's")

@@ -19,9 +19,9 @@ from types import SimpleNamespace
 import pytest
 import sacrebleu
 
-from test_cli_end_to_end import TINY_MODEL, binarize_positions, binarized_corpus, linked_data_bin
-from test_hostile_input import assert_processes_end
-from warm_python import run_module
+from support.fairseq_commands import TINY_MODEL, binarize_positions, binarized_corpus, linked_data_bin
+from support.interrupted_runs import assert_processes_end
+from warm_python import real_processes, run_module
 from xlpe_fairseq.evaluation.study.cli import build_parser
 from xlpe_fairseq.evaluation.study.plan import Study
 from xlpe_fairseq.evaluation.study.profiles import PROFILES
@@ -144,7 +144,7 @@ def test_sigterm_stops_the_study_and_its_running_trainings(corpus, tmp_path, rec
     args = study_args(corpus, tmp_path / "work", "--jobs", "2")
     args[args.index("--updates") + 1] = "100000"
     study = subprocess.Popen([sys.executable, "-m", "xlpe_fairseq.evaluation.study", *args],
-                             stderr=subprocess.PIPE, text=True)
+                             stderr=subprocess.PIPE, text=True, env=real_processes(os.environ))
     send = (study.send_signal if receiver == "process"
             else lambda signum: signal_a_worker_thread(study.pid, signum))
     try:
@@ -197,7 +197,8 @@ def test_a_second_command_on_a_training_study_tells_the_progress_and_never_train
     args = study_args(corpus, work)
     args[args.index("--updates") + 1] = "100000"
     command = [sys.executable, "-m", "xlpe_fairseq.evaluation.study", *args]
-    first = subprocess.Popen(command, stderr=subprocess.PIPE, text=True)
+    env = real_processes(os.environ)  # its trainings are its children; the lock names its pid
+    first = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, env=env)
     second = None
     try:
         deadline = time.monotonic() + 300
@@ -207,7 +208,7 @@ def test_a_second_command_on_a_training_study_tells_the_progress_and_never_train
             time.sleep(0.2)
         trainings = child_processes(first.pid)
         assert len(trainings) == 1, f"one training expected (--jobs 1), found {trainings}"
-        second = subprocess.Popen(command, stderr=subprocess.PIPE, text=True)
+        second = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, env=env)
         try:
             stderr = second.communicate(timeout=120)[1]
         except subprocess.TimeoutExpired:

@@ -17,7 +17,7 @@ import pytest
 
 import slurm_cluster
 from slurm_cluster import slurm  # noqa: F401  (the fixture)
-from test_cli_end_to_end import TINY_MODEL, binarized_corpus
+from support.fairseq_commands import TINY_MODEL, binarized_corpus
 from warm_python import run_module
 from xlpe_fairseq.evaluation.study.cli import build_parser, main
 from xlpe_fairseq.evaluation.study.profiles import MODEL_NAMES
