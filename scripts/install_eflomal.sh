@@ -11,5 +11,9 @@ set -euo pipefail
 HERE=$(cd "$(dirname "$0")/.." && pwd)
 source "$HERE/data_prep/options.sh"
 [[ ${1:-} == -h || ${1:-} == --help ]] && show_help "$0"
-PYTHONPATH="$HERE${PYTHONPATH:+:$PYTHONPATH}" exec python3 -m xlpe_fairseq_cli.install_eflomal \
-    --pip "${1:-pip}" --constraints "$HERE/constraints.txt"
+PIP=${1:-pip}
+# the Python beside the pip, or python3: the command needs the standard library alone
+PYTHON=python3
+[[ $PIP == */* && -x ${PIP%/*}/python ]] && PYTHON=${PIP%/*}/python
+PYTHONPATH="$HERE${PYTHONPATH:+:$PYTHONPATH}" exec "$PYTHON" -m xlpe_fairseq_cli.install_eflomal \
+    --pip "$PIP" --constraints "$HERE/constraints.txt"
