@@ -41,7 +41,7 @@ def batch_line(max_tokens, world, update_freq, paper_tokens, paper_gpus):
     papers = (f"{paper_tokens} x {paper_gpus} GPUs = {paper}" if paper_gpus > 1
               else f"{paper_tokens} on 1 GPU")
     if per_update == paper:
-        matched = "; the same as the paper's"
+        matched = f", as the paper's ({papers})"
     elif paper % (max_tokens * world) == 0:
         matched = (f"; the paper's: {papers}, which --update-freq "
                    f"{paper // (max_tokens * world)} matches")
