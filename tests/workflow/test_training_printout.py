@@ -26,7 +26,7 @@ def test_the_batch_in_words_on_the_cpu(cpu, tokens, world, update_freq, paper_gp
 
 
 def test_the_batch_in_words_on_gpus(monkeypatch):
-    monkeypatch.setattr(training_printout, "on_cpu", lambda world: False)
+    monkeypatch.setattr(training_printout, "on_cpu", lambda world, cpu=False: False)
     assert batch_line(2000, 2, 2, 4096, 4) == (
         "batch: up to 8000 tokens per update: 2 batches of up to 2000 accumulated "
         "(--update-freq 2) on each of 2 GPUs; the paper's: 4096 x 4 GPUs = 16384")
@@ -37,5 +37,5 @@ def test_the_batch_in_words_on_gpus(monkeypatch):
 
 def test_the_log_interval_gives_a_rate_soon_on_the_cpu(cpu, monkeypatch):
     assert log_interval(1, 1000) == 10 and log_interval(1, 4) == 4
-    monkeypatch.setattr(training_printout, "on_cpu", lambda world: False)
+    monkeypatch.setattr(training_printout, "on_cpu", lambda world, cpu=False: False)
     assert log_interval(1, 1000) == 100 and log_interval(2, 20) == 20

@@ -291,7 +291,7 @@ def train(argv, prog, recipe_name):
     update_freq = int(options.update_freq or -(-values.batch_gpus // world))
     save_dir = options.save_dir or f"checkpoints/{corpus.dataset}/{model}-{size}"
     data_bin = os.path.join(corpus.data_bin, data_bin_variant(model))
-    log_interval = logged_every(world, values.interval)
+    log_interval = logged_every(world, values.interval, cpu)
     # --required-batch-size-multiple 1: fairseq drops the last batch of a split unless its
     # size is a multiple of this (8), and with it all of a split under 8 sentences
     command = [

@@ -12,24 +12,28 @@ LOG_INTERVAL = 100
 CPU_LOG_INTERVAL = 10
 
 
-def on_cpu(world):
-    """Whether fairseq trains on the CPU: one process and no GPU visible."""
-    return world == 1 and (not os.path.exists("/dev/nvidiactl")
-                           or os.environ.get("CUDA_VISIBLE_DEVICES") == "")
+def on_cpu(world, cpu=False):
+    """Whether fairseq trains on the CPU: with fairseq-train's ``--cpu`` (``cpu``: an sbatch
+    script's CPU processes), or as one process that sees no GPU."""
+    return cpu or (world == 1 and (not os.path.exists("/dev/nvidiactl")
+                                   or os.environ.get("CUDA_VISIBLE_DEVICES") == ""))
 
 
-def log_interval(world, checkpoint_interval):
+def log_interval(world, checkpoint_interval, cpu=False):
     """fairseq's --log-interval (and so of the progress line): at most the checkpoint
     interval."""
-    return min(CPU_LOG_INTERVAL if on_cpu(world) else LOG_INTERVAL, checkpoint_interval)
+    return min(CPU_LOG_INTERVAL if on_cpu(world, cpu) else LOG_INTERVAL, checkpoint_interval)
 
 
-def batch_line(max_tokens, world, update_freq, paper_tokens, paper_gpus):
-    """The batch in words: ``max_tokens`` per batch, ``world`` processes, ``update_freq``
-    batches accumulated; the paper's ``paper_tokens`` on each of ``paper_gpus`` GPUs."""
+def batch_line(max_tokens, world, update_freq, paper_tokens, paper_gpus, cpu=False):
+    """The batch in words: ``max_tokens`` per batch, ``world`` processes (CPU ones with
+    ``cpu``), ``update_freq`` batches accumulated; the paper's ``paper_tokens`` on each of
+    ``paper_gpus`` GPUs."""
     per_update = max_tokens * world * update_freq
-    where = "on the CPU" if on_cpu(world) else (f"on each of {world} GPUs" if world > 1
-                                                  else "on the GPU")
+    if world > 1:
+        where = f"on each of {world} {'CPU processes' if cpu else 'GPUs'}"
+    else:
+        where = "on the CPU" if on_cpu(world, cpu) else "on the GPU"
     if update_freq > 1:
         made_of = (f": {update_freq} batches of up to {max_tokens} accumulated "
                    f"(--update-freq {update_freq}) {where}")
@@ -69,7 +73,7 @@ def print_schedule(model, size, schedule, values, shortened, world, update_freq,
         f"  {values.max_update} updates, warmup {values.warmup}, lr {values.lr}, dropout "
         f"{values.dropout}",
         "  " + batch_line(values.max_tokens, world, update_freq, paper_tokens,
-                          values.batch_gpus),
+                          values.batch_gpus, "--cpu" in extra),
         f"  validation and a checkpoint every {values.interval} updates; xlpe-evaluate: "
         f"{evaluation}, beam {values.beam}, lenpen {values.lenpen}",
         f"  kept: the last {values.keep} update checkpoints and checkpoint_best.pt, without "
