@@ -42,8 +42,8 @@ def build_parser():
                         help="the instruction set the sampler is compiled for (default: "
                         f"{MARCH}, or EFLOMAL_MARCH where set)")
     parser.add_argument("--pip", default=None,
-                        help="the pip command to install with (default: this Python's, "
-                        f"{sys.executable} -m pip)")
+                        help="the pip command to install with (default: this Python's own, "
+                        "python -m pip)")
     parser.add_argument("--constraints", default=None,
                         help="a pip constraints file for numpy and Cython where they are "
                         "missing (make setup passes constraints.txt; default: none)")

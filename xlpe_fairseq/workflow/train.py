@@ -57,6 +57,7 @@ from ..io.locks import FolderInUse, claim_folder
 from ..io.provenance import verify_corpus
 from ..user_dir import PLUGIN_DIR
 from .checkpoint_folder import earlier_run, set_aside_run, write_schedule
+from .checkpoint_keeping import CheckpointKeeping
 from .dataset_recipes import RECIPES, corpus_of_recipe
 from .fairseq_report import run_with_report
 from .language_pairs import data_bin_pair
@@ -80,7 +81,6 @@ from .schedules import (
     model_flags,
     schedule as schedule_values,
 )
-from .checkpoint_keeping import CheckpointKeeping
 from .training_printout import log_interval as logged_every, print_schedule
 from .training_progress import Progress
 
@@ -414,7 +414,8 @@ def train_into(run, max_update, schedule_first):
         raise
     if status:
         status = status if status > 0 else 128 - status
-        progress.stopped(status, last, run.resume)
+        if progress.origin is not None:  # a failure in training, not in fairseq's start-up
+            progress.stopped(status, last, run.resume)
         raise SystemExit(status)
     keeping.finish()
     write_schedule(schedule_env, run.schedule, run.model)
