@@ -12,7 +12,7 @@ PIP_INSTALL := $(BIN)/pip install -q -c constraints.txt
 
 setup: $(STAMP)
 
-$(STAMP): setup.py constraints.txt scripts/install_eflomal.sh
+$(STAMP): setup.py constraints.txt scripts/install_eflomal.sh xlpe_fairseq_cli/install_eflomal.py
 	$(PYTHON) -m venv $(VENV)
 	$(PIP_INSTALL) --upgrade pip wheel setuptools Cython
 	$(PIP_INSTALL) "$(TORCH)"

@@ -25,6 +25,10 @@ from xlpe_fairseq.preprocessing import bible_corpus
 BINARY_INPUTS_ONLY = {
     "xlpe-average-checkpoints": "reads fairseq checkpoints only",
     "xlpe-user-dir": "reads no input",
+    "xlpe-install-eflomal": "reads no input",
+    # compiled catalogs declare their own charset; one that does not decode is refused as
+    # not a readable catalog (tests/preprocessing/test_message_catalogs.py)
+    "xlpe-catalog-corpus": "reads compiled .mo catalogs only",
     # reads its text with io.open_text, as the commands above, but only after loading a
     # trained model: tests/test_own_corpus.py runs it end to end
     "xlpe-translate": "needs a trained model before its text",

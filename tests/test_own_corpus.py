@@ -111,6 +111,7 @@ def beam_scores(decoded):
     return {sentence: seen["score"] for sentence, seen in decoded.items()}
 
 
+
 def first_try(raw, out, checkpoints):
     """The README's first try for en->ja, run by the commands installed in the environment
     running the tests."""

@@ -7,5 +7,7 @@ and fairseq, seconds of imports) is loaded, so that the plugin's import changes 
 - ``launch``: what every command's process needs first: fairseq's stack's warnings that a user
   cannot act on silenced, Ctrl-C during the imports ended quietly, a fairseq the plugin cannot
   run on said in one line;
-- ``user_dir``: ``xlpe-user-dir``, the plugin's folder, found without importing it.
+- ``user_dir``: ``xlpe-user-dir``, the plugin's folder, found without importing it;
+- ``install_eflomal``: ``xlpe-install-eflomal``, eflomal built for a fixed instruction set,
+  with pip alone (no plugin, no fairseq).
 """

@@ -81,12 +81,13 @@ def test_the_summary_of_a_cpu_script_counts_cpu_processes(tmp_path):
                               "--sbatch", "--nodes", "2", "--gpus", "3", "--cpu"],
                              capture_output=True, text=True)
     assert printed.returncode == 0, printed.stderr
-    assert "(6 CPU processes x update-freq" in printed.stderr, printed.stderr
-    assert "GPU" not in printed.stderr, printed.stderr
+    assert "tokens per update: up to 4096 on each of 6 CPU processes" in printed.stderr, (
+        printed.stderr)
+    assert "on each of 6 GPUs" not in printed.stderr, printed.stderr
     gpus = subprocess.run(["bash", str(TRAIN), "transformer", str(out), str(tmp_path / "ck"),
                            "--sbatch", "--nodes", "2", "--gpus", "3"], capture_output=True,
                           text=True)
-    assert "(6 GPU(s) x update-freq" in gpus.stderr, gpus.stderr
+    assert "tokens per update: up to 4096 on each of 6 GPUs" in gpus.stderr, gpus.stderr
 
 
 def test_two_slurm_tasks_train_one_model_with_ddp_over_gloo(slurm, tmp_path):  # noqa: F811

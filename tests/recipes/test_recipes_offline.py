@@ -429,8 +429,11 @@ def test_libreoffice_command_drops_identical_pairs(tmp_path):
 
 @pytest.mark.parametrize("arguments", [["en-en", "out"], ["en_tr", "out"], ["en-tr"]])
 def test_libreoffice_recipe_refuses_a_bad_pair(tmp_path, arguments):
+    # apt's packages as tests/recipes/test_libreoffice_codes.py serves them
+    from recipes.test_libreoffice_codes import apt_stub
     result = subprocess.run(["bash", DATA_PREP / "prepare-libreoffice.sh", *arguments],
-                            cwd=tmp_path, capture_output=True, text=True)
+                            cwd=tmp_path, capture_output=True, text=True,
+                            env=apt_stub(tmp_path / "stubs"))
     assert result.returncode == 2 and "usage:" in result.stderr, result.stderr
     assert not (tmp_path / "out").exists(), "nothing is written before the arguments are checked"
 

@@ -148,14 +148,16 @@ def test_flags_override_the_schedule_and_the_printout_says_so():
     assert (a.warmup_updates, a.max_update, a.lr, a.max_tokens, a.update_freq) == (
         100, 50, [1e-3], 2000, [2])
     assert "50 updates, warmup 100, lr 1e-3" in printout
-    assert "2000 tokens x 4 (2 GPU(s) x update-freq 2; the paper's: x 4)" in printout
+    assert ("batch: up to 8000 tokens per update: 2 batches of up to 2000 accumulated "
+            "(--update-freq 2) on each of 2 GPUs; the paper's: 4096 x 4 GPUs = 16384") in printout
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="the printout of a machine without a GPU")
 def test_a_training_without_a_gpu_says_it_trains_on_the_cpu():
     _, printout = dry_run("train-wmt14-en-de.sh", "/data/wmt14", "--model", "re-both",
                           "--max-tokens", "2000", schedule_printout=True)
-    assert "(the CPU x update-freq" in printout and "GPU(s)" not in printout, printout
+    assert "per update: 4 batches of up to 2000 accumulated (--update-freq 4) on the CPU" in (
+        printout) and "on each of" not in printout, printout
 
 
 def test_unknown_schedule_lists_the_known_ones():

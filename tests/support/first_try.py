@@ -20,8 +20,8 @@ def readme_first_try(raw, out, checkpoints, tgt):
     these folders (the translation's input redirection left to the caller)."""
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     block = re.search(r"A first try.*?```bash\n(.*?)```", readme, re.S).group(1)
-    block = (block.replace("--tgt zh", f"--tgt {tgt}").replace("data/en-zh", str(out))
-             .replace("ckpt/en-zh", str(checkpoints)).replace("raw/", f"{raw}/")
+    block = (block.replace("--tgt pt-BR", f"--tgt {tgt}").replace("data/en-pt-BR", str(out))
+             .replace("ckpt/en-pt-BR", str(checkpoints)).replace("raw/", f"{raw}/")
              .replace(" < new.en", ""))
     commands = [shlex.split(line, comments=True) for line in block.splitlines()]
     assert [c[0] for c in commands] == ["xlpe-prepare", "xlpe-train", "xlpe-evaluate",

@@ -2,8 +2,12 @@
 
   xlpe-train MODEL DATA_DIR CHECKPOINT_DIR [--size small|base|big] [options...]
 
-MODEL       transformer | xlpe-inxl | xlpe-headxl | xlpe-combination | dpe |
-            re-encoder | re-decoder | re-both (or a baseline, see --model)
+MODEL       transformer | xlpe-inxl | xlpe-headxl | xlpe-combination (or xlpe) | dpe |
+            re-encoder | re-decoder | re-both, or a baseline: transformer-8e |
+            transformer-10e (DPE Table 5) | encoder-free | encoder-free-inxl |
+            encoder-free-nopos | encoder-free-relpe | lstm (XL PE Table 4) | relpe | rope |
+            alibi | t5-bias (Shaw et al. 2018, RoPE, ALiBi, T5's bias); the one way to name
+            the model here (--model is the dataset scripts')
 DATA_DIR    the recipe's OUT/data-bin (OUT works too, and a link to either): the model reads
             its variant, text, dpe or xlpe; the languages come from the file names, and a
             joined dictionary (xlpe-prepare --joined-dictionary) shares all embeddings,
@@ -27,9 +31,13 @@ training starts; a folder name fairseq cannot take (a line break, or ':', which 
 a list of folders) is refused in one line.
 
 While fairseq-train runs (in its own process group, ended with this command on Ctrl-C or
-SIGTERM), its report goes to stdout and CHECKPOINT_DIR/train.log, and a line on stderr at
-each of its log lines says the update reached, the rate and about how long is left (fairseq
-logs every 100 updates, or every checkpoint interval where that is shorter).
+SIGTERM), its report goes to stdout and CHECKPOINT_DIR/train.log, and stderr says when
+training begins and, at each of fairseq's log lines (every 10 updates on the CPU, 100 on
+GPUs, or every checkpoint interval where that is shorter), the update reached, the rate and
+about how long is left. Stopped before its end, it says which update checkpoint_last.pt
+holds and the command that resumes from it (the same command). The update checkpoints
+evaluation averages and checkpoint_best.pt are kept without the optimizer's state, a third
+of their size; checkpoint_last.pt, which resuming reads, whole.
 CHECKPOINT_DIR/schedule.env (the model and schedule xlpe-evaluate decodes with) is written
 before training, and CHECKPOINT_DIR/provenance.json once fairseq-train has ended well: an
 interrupted training is one xlpe-evaluate warns about.
@@ -39,19 +47,20 @@ then xlpe-evaluate data/fr-en checkpoints/fr-en/xlpe
 """
 import argparse
 import os
-import re
 import shlex
 import sys
 import textwrap
 from types import SimpleNamespace
 
-from ..io import run_command
+from ..io import Terminated, run_command
 from ..io.locks import FolderInUse, claim_folder
 from ..io.provenance import verify_corpus
 from ..user_dir import PLUGIN_DIR
 from .checkpoint_folder import earlier_run, set_aside_run, write_schedule
+from .checkpoint_keeping import CheckpointKeeping
 from .dataset_recipes import RECIPES, corpus_of_recipe
 from .fairseq_report import run_with_report
+from .language_pairs import data_bin_pair
 from .processes import run_step
 from .sbatch_script import sbatch_script
 from .script_options import (
@@ -72,16 +81,19 @@ from .schedules import (
     model_flags,
     schedule as schedule_values,
 )
+from .training_printout import log_interval as logged_every, print_schedule
 from .training_progress import Progress
 
-OPTIONS_HELP = """\
-Options:
+# the dataset scripts' (examples/train-NAME.sh) way to name the model; xlpe-train's is MODEL
+MODEL_OPTION_HELP = """\
   --model M        transformer | dpe | xlpe-combination (or xlpe) | xlpe-inxl | xlpe-headxl |
                    re-encoder | re-decoder | re-both (required),
                    or a baseline: transformer-8e | transformer-10e (DPE Table 5) |
                    encoder-free | encoder-free-inxl | encoder-free-nopos |
                    encoder-free-relpe | lstm (XL PE Table 4) | relpe | rope | alibi | t5-bias
                    (position baselines: Shaw et al. 2018, RoPE, ALiBi, T5's bias)
+"""
+OPTIONS_HELP = """\
   --size S         one of the dataset's sizes
   --gpus N         GPUs on this node (default --gpus 1); N > 1 trains with DDP, fairseq
                    spawning one process per GPU (--distributed-world-size N). With --sbatch:
@@ -128,23 +140,21 @@ VALUE_OPTIONS = ("--model", "--size", "--schedule", "--gpus", "--nodes", "--upda
                  "--max-update", "--warmup", "--lr", "--max-tokens", "--save-dir")
 COUNT_OPTIONS = ("--gpus", "--nodes", "--update-freq", "--max-update", "--warmup",
                  "--max-tokens")
-# fairseq's --log-interval default: a shorter checkpoint interval logs (and shows progress)
-# at each checkpoint
-LOG_INTERVAL = 100
 
 
 def help_parser(prog, recipe):
     """The parser that prints --help (the options themselves are read by ``read_options``,
     which passes xlpe-train's unknown ones on to fairseq-train)."""
     if recipe is None:
-        usage, description = f"%(prog)s {TRAIN_USAGE}", __doc__
+        usage, description, options = f"%(prog)s {TRAIN_USAGE}", __doc__, OPTIONS_HELP
     else:
         summary, _, example = recipe.description.partition("\n\n")
         usage = f"%(prog)s {recipe.usage}"
         description = "\n\n".join(filter(None, [textwrap.fill(summary, 94), example]))
+        options = MODEL_OPTION_HELP + OPTIONS_HELP
     return argparse.ArgumentParser(prog=prog, usage=usage, description=description,
-                                   epilog=OPTIONS_HELP, formatter_class=ScriptHelpFormatter,
-                                   add_help=False)
+                                   epilog="Options:\n" + options,
+                                   formatter_class=ScriptHelpFormatter, add_help=False)
 
 
 def read_options(argv, pass_unknown):
@@ -188,15 +198,6 @@ def read_options(argv, pass_unknown):
     return options
 
 
-def device_label(world, cpu=False):
-    """What trains, for the printout: ``world`` CPU processes with fairseq-train's ``--cpu``
-    (an sbatch script's CPU training), and the CPU where one process sees no GPU."""
-    if world == 1 and (cpu or not os.path.exists("/dev/nvidiactl")
-                       or os.environ.get("CUDA_VISIBLE_DEVICES") == ""):
-        return "the CPU"
-    return f"{world} CPU processes" if cpu else f"{world} GPU(s)"
-
-
 def corpus_of_train_sh(prog, argv):
     """xlpe-train MODEL DATA_DIR CHECKPOINT_DIR: the corpus found from DATA_DIR (its
     data-bin, the languages of its file names, whether its dictionary is joined); returns
@@ -209,6 +210,11 @@ def corpus_of_train_sh(prog, argv):
         raise Refused(f"usage: {prog} {TRAIN_USAGE}\nMODEL: transformer xlpe-inxl xlpe-headxl "
                       "xlpe-combination dpe re-encoder re-decoder re-both", 2)
     model, data_bin, save_dir = argv[:3]
+    options = argv[3:argv.index("--")] if "--" in argv else argv[3:]
+    if "--model" in options:
+        # one way to name the model: the first operand
+        raise Refused(f"{os.path.basename(prog)}: the model is the first operand, not --model: "
+                      f"{prog} {TRAIN_USAGE}", 2)
     # links resolved: OUT is the folder above the data-bin itself, not above a link to it
     data_bin = os.path.realpath(data_bin)
     if os.path.isdir(os.path.join(data_bin, "data-bin")):
@@ -225,11 +231,10 @@ def corpus_of_train_sh(prog, argv):
         raise Refused(f"{text}: no such folder; is {data_bin} the data-bin of "
                       "xlpe-prepare?", 1)
     # the pair from fairseq-preprocess's file names, train.SRC-TGT.SRC.idx
-    pairs = sorted(name.split(".")[1] for name in os.listdir(text)
-                   if re.fullmatch(r"train\.[^.]*-[^.]*(\..*)?\.idx", name))
-    if not pairs:
+    pair = data_bin_pair(text)
+    if not pair:
         raise Refused(f"{text}: no train.SRC-TGT.*.idx (fairseq-preprocess output)", 1)
-    src, tgt = pairs[0].rpartition("-")[0], pairs[0].partition("-")[2]
+    src, tgt = pair
     dictionaries = [os.path.join(text, f"dict.{lang}.txt") for lang in (src, tgt)]
     corpus = SimpleNamespace(data=parent, data_bin=data_bin, dataset=os.path.basename(parent),
                              src=src, tgt=tgt, sizes=SIZES, pass_unknown=True,
@@ -247,6 +252,10 @@ def same_content(first, second):
 
 def train(argv, prog, recipe_name):
     name = os.path.basename(prog)
+    # the command again, without --restart: what goes on from the checkpoints it saves
+    given = argv[:argv.index("--")] if "--" in argv else argv
+    resume = shlex.join([prog, *[word for word in given if word != "--restart"],
+                         *argv[len(given):]])
     recipe = RECIPES[recipe_name] if recipe_name else None
     if "-h" in argv or "--help" in argv:
         help_parser(prog, recipe).print_help()
@@ -270,6 +279,7 @@ def train(argv, prog, recipe_name):
         raise Refused(f"unknown model '{model}': {' '.join(MODELS)}", 2)
     schedule = options.schedule or default_schedule(size, model)
     values = schedule_values(schedule, size, corpus.tgt)
+    paper_tokens = values.max_tokens
     shortened = shorten(values, options)
     world = nodes * gpus
     cpu = "--cpu" in options.extra
@@ -281,7 +291,7 @@ def train(argv, prog, recipe_name):
     update_freq = int(options.update_freq or -(-values.batch_gpus // world))
     save_dir = options.save_dir or f"checkpoints/{corpus.dataset}/{model}-{size}"
     data_bin = os.path.join(corpus.data_bin, data_bin_variant(model))
-    log_interval = min(LOG_INTERVAL, values.interval)
+    log_interval = logged_every(world, values.interval, cpu)
     # --required-batch-size-multiple 1: fairseq drops the last batch of a split unless its
     # size is a multiple of this (8), and with it all of a split under 8 sentences
     command = [
@@ -308,7 +318,7 @@ def train(argv, prog, recipe_name):
                        (save_dir, "the checkpoints (CHECKPOINT_DIR)")):
         check_folder_name(path, what)
     print_schedule(model, size, schedule, values, shortened, world, update_freq, log_interval,
-                   options.extra)
+                   options.extra, paper_tokens)
     if options.dry_run:
         print(shlex.join(command))
         return
@@ -317,7 +327,8 @@ def train(argv, prog, recipe_name):
         raise Refused(f"{dictionary}: no such file; run the data_prep recipe into {corpus.data} "
                       "first", 1)
     run = SimpleNamespace(name=name, model=model, size=size, schedule=schedule,
-                          save_dir=save_dir, data_bin=data_bin, command=command)
+                          save_dir=save_dir, data_bin=data_bin, command=command, resume=resume,
+                          log_interval=log_interval)
     if options.sbatch:
         # the corpus checked now, on the machine that submits
         check_corpus(corpus.data, data_bin, name)
@@ -372,38 +383,6 @@ def shorten(values, options):
     return shortened
 
 
-def print_schedule(model, size, schedule, values, shortened, world, update_freq, log_interval,
-                   extra):
-    """The effective schedule, on stderr, so that --dry-run prints nothing but the command on
-    stdout."""
-    # what xlpe-evaluate will find: the checkpoints of every interval, ``keep`` of them kept
-    saved = min(values.max_update // values.interval, values.keep)
-    evaluation = (f"the last {values.average} checkpoints averaged" if values.average > 0
-                  else "the checkpoint with the best dev BLEU")
-    if values.average > saved:
-        evaluation = (f"the {saved} checkpoints saved averaged, not {values.average}"
-                      if saved >= 2 else "checkpoint_best.pt (fewer than 2 checkpoints saved)")
-    # the model first: the schedule is borrowed from a paper, often not the model's own
-    lines = [f"training {model}, size {size}, on the schedule {schedule} (from "
-             f"{values.source}):"]
-    if shortened:
-        lines.append(shortened)
-    lines += [
-        f"  {values.max_update} updates, warmup {values.warmup}, lr {values.lr}, dropout "
-        f"{values.dropout}; a batch of {values.max_tokens} tokens x {world * update_freq} "
-        f"({device_label(world, '--cpu' in extra)} x update-freq {update_freq}; the paper's: x "
-        f"{values.batch_gpus})",
-        f"  validation and a checkpoint every {values.interval} updates; xlpe-evaluate: "
-        f"{evaluation}, beam {values.beam}, lenpen {values.lenpen}",
-    ]
-    if log_interval < LOG_INTERVAL:
-        lines.append(f"  fairseq logs, and the progress is shown, every {log_interval} updates "
-                     f"(--log-interval {log_interval}, the checkpoint interval)")
-    if extra:
-        lines.append(f"  then, overriding any of these: {' '.join(extra)}")
-    print("\n".join(lines), file=sys.stderr)
-
-
 def check_corpus(data, data_bin, name):
     for warning in verify_corpus(data, os.path.basename(data_bin)):
         print(f"{name}: warning: {warning}", file=sys.stderr)
@@ -411,15 +390,34 @@ def check_corpus(data, data_bin, name):
 
 def train_into(run, max_update, schedule_first):
     """fairseq-train into SAVE_DIR, with its records: schedule.env before training where
-    ``schedule_first``, and again, then provenance.json, once it ended well."""
+    ``schedule_first``, and again, then provenance.json, once it ended well; the progress
+    on stderr, the checkpoints kept as checkpoint_keeping says, and on a stop before the
+    end, what was saved and the command that resumes."""
     schedule_env = os.path.join(run.save_dir, "schedule.env")
     if schedule_first:
         write_schedule(schedule_env, run.schedule, run.model)
-    # a progress line on stderr at each of fairseq-train's log lines
-    status = run_with_report(run.command, os.path.join(run.save_dir, "train.log"),
-                             Progress(max_update, run.name).read)
+    log = os.path.join(run.save_dir, "train.log")
+    progress = Progress(max_update, run.name)
+    keeping = CheckpointKeeping.of_command(run.save_dir, run.command)
+    progress.say(f"fairseq-train starts (loading the data, building the model): its report "
+                 f"on stdout and in {log}, the progress here every {run.log_interval} updates")
+
+    def read(line):
+        progress.read(line)
+        keeping.read(line)
+
+    last = os.path.join(run.save_dir, "checkpoint_last.pt")
+    try:
+        status = run_with_report(run.command, log, read)
+    except Terminated as stop:
+        progress.stopped(stop.code, last, run.resume)
+        raise
     if status:
-        raise SystemExit(status if status > 0 else 128 - status)
+        status = status if status > 0 else 128 - status
+        if progress.origin is not None:  # a failure in training, not in fairseq's start-up
+            progress.stopped(status, last, run.resume)
+        raise SystemExit(status)
+    keeping.finish()
     write_schedule(schedule_env, run.schedule, run.model)
     run_step(["xlpe-provenance", "training", "--prog", run.name, run.save_dir, "--data-bin",
               run.data_bin, "--model", run.model, "--size", run.size, "--schedule",
