@@ -276,6 +276,29 @@ def test_a_checkpoint_of_another_model_or_schedule_is_refused(tmp_path, state, r
     assert not (tmp_path / "calls").exists(), "nothing is decoded or recorded"
 
 
+@pytest.mark.parametrize("state, model, to_pass", [
+    (fairseq_state("transformer_dpe"), "transformer", "dpe, the model"),
+    (fairseq_state("transformer_wmt_en_de", encoder_layers=6), "dpe",
+     "transformer or transformer-deep, the models"),
+])
+def test_a_checkpoint_of_another_model_than_model_is_refused_naming_the_model_to_pass(
+        tmp_path, state, model, to_pass):
+    """A folder whose records name no trained model (another recipe's): --model is held to
+    the checkpoint, and the refusal names the model it was saved as."""
+    env = real_checkpoint_verification(tmp_path, stubs(tmp_path))
+    out, folder = prepared(tmp_path / "out"), tmp_path / "ck"
+    folder.mkdir()
+    (folder / "schedule.env").write_text("SCHEDULE=dpe-iwslt\n")
+    torch.save(state, folder / "checkpoint_best.pt")
+    result = evaluate(out, folder, "--model", model, "--average", "0", env=env)
+    assert result.returncode == 1 and result.stderr.count("\n") == 1, result.stderr
+    assert result.stderr.startswith(f"evaluate.sh: error: {folder}/checkpoint_best.pt: saved "
+                                    f"with --arch {state['cfg']['model'].arch}, but --model "
+                                    f"{model} trains with"), result.stderr
+    assert result.stderr.endswith(f": pass --model {to_pass} it was saved as\n"), result.stderr
+    assert not (tmp_path / "calls").exists(), "nothing is decoded"
+
+
 def test_the_finished_trainings_command_says_what_was_given_after_a_double_dash(tmp_path):
     """A training given `-- --keep-interval-updates 8` saved its checkpoints with 8: its record
     says so, and the checkpoint is its own."""

@@ -58,6 +58,13 @@ from ..io.locks import FolderInUse, claim_folder
 from ..io.outputs import atomic_output
 from ..io.provenance import RECORD, read_record, verify_corpus
 from ..io.work_folders import check_work_folder
+from ..model_registry import (
+    TRAIN_MODELS,
+    checkpoint_settings,
+    models_saved_as,
+    reads_positions,
+    variant,
+)
 from ..user_dir import PLUGIN_DIR
 from .fairseq_report import launched, raise_plugin_error
 from .processes import run_child, run_step
@@ -71,8 +78,7 @@ from .script_options import (
     whole,
     wrapper_name,
 )
-from .schedules import (DECODING, MODELS, SCHEDULES, data_bin_variant, is_xl_pe, model_settings,
-                        trained_settings)
+from .schedules import DECODING, SCHEDULES, trained_settings
 
 USAGE = ("DATA SAVE_DIR [--model M] [--schedule S] [--average N] [--beam K] [--lenpen A] "
          "[--subset S] [--preorderer-nbest N] [--tokenize T] [--cpu] [--dry-run]")
@@ -123,7 +129,7 @@ def argument_parser(prog):
         formatter_class=ScriptHelpFormatter, allow_abbrev=False)
     parser.add_argument("operands", nargs="*", metavar="DATA SAVE_DIR",
                         help="the recipe's OUTDIR and the training's checkpoint folder")
-    parser.add_value_option("--model", one_of(MODELS),
+    parser.add_value_option("--model", one_of(TRAIN_MODELS),
                             help="the trained model (default: SAVE_DIR/schedule.env's)")
     parser.add_value_option("--schedule", one_of(SCHEDULES),
                             help="whose paper's decoding (default: SAVE_DIR/schedule.env's)")
@@ -209,7 +215,7 @@ def expected_training(save_dir, schedule_env, model):
     (--model): a checkpoint of another model is not scored under its name."""
     trained_model, schedule = schedule_env.get("TRAINED_MODEL"), schedule_env.get("SCHEDULE")
     if not trained_model:
-        return [word for name, values in model_settings(model).items()
+        return [word for name, values in checkpoint_settings(model).items()
                 for word in ("--expect", f"{name}={','.join(values)}")] + [
             "--expected-by", f"--model {model}"]
     command = None
@@ -266,10 +272,10 @@ def evaluate(argv, prog):
     if trained_model and model != trained_model:
         raise Refused(f"{save_dir} holds a {trained_model} model (xlpe-train "
                       f"{trained_model}), not {model}: pass --model {trained_model}", 2)
-    data_bin = os.path.join(data, "data-bin", data_bin_variant(model))
+    data_bin = os.path.join(data, "data-bin", variant(model))
     # XL PE's test positions: the preorderer's N best reorderings, else the data-bin's (the best)
     nbest, positions = None, []
-    if is_xl_pe(model):
+    if reads_positions(model):
         nbest = args.nbest or "1"
         if int(nbest) > 1:
             preorderer = os.path.join(data, "preorderer.pt")
@@ -295,7 +301,7 @@ def evaluate(argv, prog):
     reference_flags = ["--tokenized-reference"] if lowercased else []
     # what decoding and scoring will read, before the checkpoints are averaged
     if not dry_run:
-        unprepared = positions_note(data_bin, subset) if is_xl_pe(model) else None
+        unprepared = positions_note(data_bin, subset) if reads_positions(model) else None
         if unprepared:
             raise Refused(f"{name}: {unprepared}", 1)
         if not os.path.isdir(save_dir):
@@ -338,6 +344,8 @@ def evaluate(argv, prog):
             raise Refused(f"{checkpoint}: no such file; has the training in {save_dir} saved a "
                           "checkpoint?", 1)
     if not dry_run:
+        if not trained_model:
+            check_saved_as(checkpoint, model)
         # trained on this corpus's data-bin as it is now (tasks/data_provenance.py records
         # it), and by SAVE_DIR's training (its architecture and schedule)
         run_step(["xlpe-provenance", "verify-checkpoint", "--prog", name, checkpoint,
@@ -382,6 +390,26 @@ def evaluate(argv, prog):
     print(f"{name}: translations in {outputs['hypotheses']} (fairseq's output: "
           f"{outputs['generate']}), scores in {outputs['bleu']} (what they were made from: "
           f"{outputs['provenance']})", file=sys.stderr)
+
+
+def check_saved_as(checkpoint, model):
+    """Where SAVE_DIR names no trained model: a checkpoint saved with another model's
+    architecture or options than --model's is refused in one line that names the model to
+    pass (the registry's models whose settings it was saved with)."""
+    from ..io.checkpoints import read_checkpoint
+    from ..io.provenance import stored_setting, verify_trained_as
+
+    try:
+        verify_trained_as(checkpoint, checkpoint_settings(model), f"--model {model}")
+    except InputError as err:
+        state = read_checkpoint(checkpoint, "fairseq checkpoint", mmap=True)
+        names = (models_saved_as(lambda option: stored_setting(state, option))
+                 if isinstance(state, dict) else [])
+        if not names:
+            raise
+        which = (f"{names[0]}, the model" if len(names) == 1
+                 else f"{', '.join(names[:-1])} or {names[-1]}, the models")
+        raise InputError(f"{err}: pass --model {which} it was saved as") from None
 
 
 def check_bleu_tokenizer(tgt, tokenize):

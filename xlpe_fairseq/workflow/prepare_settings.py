@@ -5,7 +5,7 @@ import os
 import re
 
 from ..io import InputError, default_workers
-from .schedules import MODELS, is_xl_pe
+from ..model_registry import TRAIN_MODELS, reads_positions
 from .script_options import UNSIGNED_NUMBER, Refused, one_of, positive, whole
 
 # above this many training pairs the preorderer trains on a sample of this many
@@ -40,10 +40,10 @@ def language(name, value):
 def models(name, value):
     """A comma-separated list of xlpe-train's models, or ``all``."""
     chosen = value.split(",")
-    if value == "all" or (value and all(model in MODELS for model in chosen)):
+    if value == "all" or (value and all(model in TRAIN_MODELS for model in chosen)):
         return value
     raise Refused(f"{name} must be all or models of xlpe-train separated by commas "
-                  f"({' '.join(MODELS)}), not '{value}'", 2)
+                  f"({' '.join(TRAIN_MODELS)}), not '{value}'", 2)
 
 
 def settings_of(options, environ):
@@ -93,7 +93,7 @@ def settings_of(options, environ):
 
 def wants_preorderer(chosen):
     """Whether the models OUT is for (``--models``) include one that reads the preorderer."""
-    return chosen == "all" or any(is_xl_pe(model) for model in chosen.split(","))
+    return chosen == "all" or any(reads_positions(model) for model in chosen.split(","))
 
 
 def preorderer_defaults(s, pairs):

@@ -15,6 +15,11 @@ from xlpe_fairseq.evaluation.study.profiles import (
 REPO = Path(__file__).resolve().parents[3]
 
 
+def setting(profile, option):
+    settings = profile["settings"]
+    return int(settings[settings.index(option) + 1])
+
+
 def test_cpu_demo_profile_is_the_demo_settings():
     shell = subprocess.run(
         ["bash", "-c", 'source examples/demo_settings.sh; demo_settings 500; '
@@ -41,7 +46,8 @@ def test_every_model_name_is_a_command_line_fairseq_accepts(model):
     args = options.parse_args_and_arch(parser, ["data-bin", "--task", "translation_reorder",
                                                 *profile_settings(model, profile), *flags])
     assert args.arch == flags[flags.index("--arch") + 1]
-    assert args.encoder_embed_dim == profile["embed_dim"], "every model has the profile's width"
+    assert args.encoder_embed_dim == setting(profile, "--encoder-embed-dim"), \
+        "every model has the profile's width"
 
 
 def test_lstm_takes_the_profiles_width_and_depth_not_the_papers():
@@ -56,7 +62,8 @@ def test_lstm_takes_the_profiles_width_and_depth_not_the_papers():
         args = options.parse_args_and_arch(
             options.get_training_parser(),
             ["data-bin", *settings, *model_flags("lstm", profile)[0]])
-        width, layers = profile["embed_dim"], profile["encoder_layers"]
+        width, layers = (setting(profile, name) for name in ("--encoder-embed-dim",
+                                                             "--encoder-layers"))
         assert (args.encoder_hidden_size, args.decoder_hidden_size,
                 args.decoder_out_embed_dim) == (width, width, width), profile
         assert (args.encoder_layers, args.decoder_layers) == (layers, layers), profile
