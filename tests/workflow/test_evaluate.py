@@ -21,7 +21,7 @@ import torch
 
 from evaluation.tiny_checkpoints import session_checkpoints
 from recipes.test_shell_entry_points import prepared, stubs
-from xlpe_fairseq.io.provenance import write_record
+from xlpe_fairseq.io.provenance import record_corpus, write_record
 
 ROOT = Path(__file__).resolve().parents[2]
 EVALUATE = ROOT / "examples" / "evaluate.sh"
@@ -297,6 +297,25 @@ def test_a_checkpoint_of_another_model_than_model_is_refused_naming_the_model_to
                                     f"{model} trains with"), result.stderr
     assert result.stderr.endswith(f": pass --model {to_pass} it was saved as\n"), result.stderr
     assert not (tmp_path / "calls").exists(), "nothing is decoded"
+
+
+@pytest.mark.parametrize("recipe, tokenized", [("LOWERCASE=0\n", False),
+                                               ("LOWERCASE=0\nTOKENIZED=fr,en\n", True),
+                                               ("LOWERCASE=0\nTOKENIZED=fr\n", False),
+                                               ("LOWERCASE=1\n", True)])
+def test_a_target_tokenized_when_prepared_is_scored_against_its_detokenized_reference(
+        tmp_path, recipe, tokenized):
+    """xlpe-prepare --tokenized en (or --lowercase): the reference copied is tokenized text,
+    which xlpe-bleu detokenizes as it detokenizes the hypotheses."""
+    env = stubs(tmp_path)
+    out, folder = prepared(tmp_path / "out"), checkpoint_folder(tmp_path / "ck")
+    (out / "recipe.env").write_text(f"SRC=fr\nTGT=en\n{recipe}RAW={out / 'raw'}\n")
+    record_corpus(str(out), str(out / "raw"), "fr", "en", {}, ["prepare-corpus.sh"])
+    result = evaluate(out, folder, "--average", "0", env=env)
+    assert result.returncode == 0, result.stderr
+    bleu = [line for line in (tmp_path / "calls").read_text().splitlines()
+            if line.startswith("xlpe-bleu ")]
+    assert bleu and ("--tokenized-reference" in bleu[0]) == tokenized, bleu
 
 
 def test_the_finished_trainings_command_says_what_was_given_after_a_double_dash(tmp_path):

@@ -6,7 +6,8 @@ signature (xlpe-bleu; its tokenizer by the target language: zh, ja-mecab, ko-mec
 13a; Chinese and Japanese written without the segmenter's spaces first).
 
 DATA is the recipe's OUTDIR (xlpe-prepare's OUT or another recipe's; its
-recipe.env names the languages and whether text was lowercased; the reference scored is
+recipe.env names the languages and whether text was lowercased or tokenized already; the
+reference scored is
 OUT/reference/SUBSET.TGT, copied when OUT was prepared, and every file read must be as
 OUT/provenance.json recorded it, the checkpoint trained on OUT's data: docs/input-rules.md),
 SAVE_DIR the training's checkpoint folder, M the trained model (it picks the data-bin
@@ -248,7 +249,7 @@ def evaluate(argv, prog):
     recipe_env = os.path.join(data, "recipe.env")
     if not os.path.exists(recipe_env):
         raise Refused(f"{recipe_env}: no such file; is {data} a data_prep recipe's OUTDIR?", 1)
-    recipe = read_settings(recipe_env, ("SRC", "TGT", "LOWERCASE"))
+    recipe = read_settings(recipe_env, ("SRC", "TGT", "LOWERCASE", "TOKENIZED"))
     for key in ("SRC", "TGT"):
         if not re.fullmatch(r"[A-Za-z]{2,8}([-_][A-Za-z0-9]{1,8})*", recipe.get(key, "")):
             got = repr(recipe[key]) if key in recipe else "no such line"
@@ -295,10 +296,12 @@ def evaluate(argv, prog):
     lenpen = args.lenpen or lenpen
     subset = args.subset
     # the reference as prepared (OUT/reference, in OUT's record), not the raw folder as it is
-    # now; lowercased data (IWSLT): the lowercased tokenized text, detokenized
+    # now; lowercased data (IWSLT): the lowercased tokenized text, detokenized, as a target
+    # that was tokenized already (xlpe-prepare --tokenized)
     reference = os.path.join(data, "reference", f"{subset}.{tgt}")
     lowercased = recipe.get("LOWERCASE", "0") not in ("", "0")
-    reference_flags = ["--tokenized-reference"] if lowercased else []
+    tokenized = lowercased or tgt in recipe.get("TOKENIZED", "").split(",")
+    reference_flags = ["--tokenized-reference"] if tokenized else []
     # what decoding and scoring will read, before the checkpoints are averaged
     if not dry_run:
         unprepared = positions_note(data_bin, subset) if reads_positions(model) else None

@@ -46,13 +46,22 @@ def models(name, value):
                   f"({' '.join(TRAIN_MODELS)}), not '{value}'", 2)
 
 
+def tokenized(value, src, tgt, name):
+    """Languages of the corpus separated by commas: the sides already tokenized."""
+    if value and all(lang in (src, tgt) for lang in value.split(",")):
+        return value
+    raise Refused(f"{name} must be languages of the corpus ({src} {tgt}) separated by commas, "
+                  f"not '{value}'", 2)
+
+
 def settings_of(options, environ):
     """Every setting, an option's value over its variable's, the defaults filled in (but the
     size-dependent ones, MERGES, MAX_LEN and the preorderer's), each checked in the shell
     recipes' order: the first bad one a usage error."""
     s = {name: value for name, value in environ.items()
          if name in ("MERGES", "MAX_LEN", "MAX_RATIO", "RATIO_RULE", "LOWERCASE", "JOINED_DICT",
-                     "WORKERS", "XLPE_TRAIN_POSITIONS") or name.startswith("PREORDER_")}
+                     "WORKERS", "XLPE_TRAIN_POSITIONS", "TOKENIZED")
+         or name.startswith("PREORDER_")}
     s = {name: value for name, value in s.items() if value != ""}
     s.update(options)
     defaults = {"WORKERS": str(nproc()), "LOWERCASE": "0", "JOINED_DICT": "0",
@@ -83,6 +92,9 @@ def settings_of(options, environ):
             check_device(s["PREORDER_DEVICE"])
         except InputError as err:
             raise Refused(f"PREORDER_DEVICE: {err}", 2) from None
+    if "TOKENIZED" in s:
+        tokenized(s["TOKENIZED"], s.get("SRC"), s.get("TGT"),
+                  "--tokenized" if "TOKENIZED" in options else "TOKENIZED")
     one_of(("corpus", "fixed"))(s["RATIO_RULE"], "RATIO_RULE")
     ratio("MAX_RATIO", s["MAX_RATIO"])
     if not wants_preorderer(s["MODELS"]) and s["XLPE_TRAIN_POSITIONS"] != "oracle":
