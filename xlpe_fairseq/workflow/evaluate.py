@@ -56,7 +56,6 @@ import sys
 from ..data.positions_note import positions_note
 from ..io import InputError, run_command
 from ..io.locks import FolderInUse, claim_folder
-from ..io.outputs import atomic_output
 from ..io.provenance import RECORD, read_record, verify_corpus
 from ..io.work_folders import check_work_folder
 from ..model_registry import (
@@ -66,9 +65,8 @@ from ..model_registry import (
     reads_positions,
     variant,
 )
-from ..user_dir import PLUGIN_DIR
-from .fairseq_report import launched, raise_plugin_error
-from .processes import run_child, run_step
+from .fairseq_commands import decode, generate_command
+from .processes import run_step
 from .script_options import (
     Refused,
     ScriptHelpFormatter,
@@ -360,14 +358,8 @@ def evaluate(argv, prog):
     print(f"schedule {schedule}: {os.path.basename(checkpoint)}, beam {beam}, lenpen "
           f"{lenpen}{chosen}", file=sys.stderr)
 
-    # --required-batch-size-multiple 1: fairseq-generate drops the last sentences otherwise
-    generate = [
-        "fairseq-generate", data_bin, "--user-dir", PLUGIN_DIR, "--task", "translation_reorder",
-        "--source-lang", src, "--target-lang", tgt, "--gen-subset", subset, "--path",
-        checkpoint, "--beam", beam, "--lenpen", lenpen, "--batch-size", "128",
-        "--required-batch-size-multiple", "1", "--remove-bpe", *positions,
-        *(["--cpu"] if args.cpu else []),
-    ]
+    generate = generate_command(data_bin, src, tgt, subset, checkpoint, beam, lenpen,
+                                ["--remove-bpe", *positions, *(["--cpu"] if args.cpu else [])])
     if dry_run:
         print(shlex.join(generate))
         return
@@ -434,24 +426,6 @@ def step(command, dry_run):
         print(shlex.join(command))
     else:
         run_step(command)
-
-
-def decode(generate, output, log, name):
-    """fairseq-generate into ``output``, written under a hidden name and renamed when
-    complete (a failed or interrupted run leaves none, and a killed run's is removed by the
-    next); its report into ``log``."""
-    with atomic_output(output) as partial, open(log, "w", encoding="utf-8") as report:
-        status = run_child(launched(generate), stdout=partial, stderr=report)
-        if status:
-            report.close()
-            with open(log, encoding="utf-8", errors="replace") as stream:
-                lines = stream.read().splitlines()
-            # the plugin's own errors are one line that says what to do; else fairseq's last
-            # lines, the whole report kept in the log
-            raise_plugin_error(lines)
-            for line in lines[-20:]:
-                print(line, file=sys.stderr)
-            raise Refused(f"{name}: fairseq-generate failed; its whole report: {log}", 1)
 
 
 def main(argv=None):

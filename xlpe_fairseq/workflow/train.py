@@ -50,10 +50,9 @@ from ..io import run_command
 from ..model_registry import TRAIN_MODELS, TRAIN_SIZES, default_schedule, flags, variant
 from ..io.locks import FolderInUse, claim_folder
 from ..io.provenance import verify_corpus
-from ..user_dir import PLUGIN_DIR
 from .checkpoint_folder import earlier_run, set_aside_run, write_schedule
 from .dataset_recipes import RECIPES, corpus_of_recipe
-from .fairseq_report import run_with_report
+from .fairseq_commands import run_training, train_command
 from .processes import run_step
 from .sbatch_script import sbatch_script
 from .script_options import (
@@ -66,7 +65,6 @@ from .script_options import (
     wrapper_name,
 )
 from .schedules import SCHEDULE_SETTINGS, SCHEDULES, schedule as schedule_values
-from .training_progress import Progress
 
 OPTIONS_HELP = """\
 Options:
@@ -277,26 +275,9 @@ def train(argv, prog, recipe_name):
     save_dir = options.save_dir or f"checkpoints/{corpus.dataset}/{model}-{size}"
     data_bin = os.path.join(corpus.data_bin, variant(model))
     log_interval = min(LOG_INTERVAL, values.interval)
-    # --required-batch-size-multiple 1: fairseq drops the last batch of a split unless its
-    # size is a multiple of this (8), and with it all of a split under 8 sentences
-    command = [
-        "fairseq-train", data_bin, "--user-dir", PLUGIN_DIR, "--task", "translation_reorder",
-        "--source-lang", corpus.src, "--target-lang", corpus.tgt,
-        "--criterion", "label_smoothed_cross_entropy_with_order", "--label-smoothing", "0.1",
-        *model_flags, SHARE_FLAGS[corpus.share],
-        "--optimizer", "adam", "--adam-betas", "(0.9, 0.98)", "--clip-norm", "0.0",
-        "--lr", values.lr, "--lr-scheduler", "inverse_sqrt",
-        "--warmup-updates", str(values.warmup), "--warmup-init-lr", "1e-07",
-        "--dropout", values.dropout, "--weight-decay", values.weight_decay,
-        "--max-tokens", str(values.max_tokens), "--max-update", str(values.max_update),
-        "--save-interval-updates", str(values.interval),
-        "--validate-interval-updates", str(values.interval),
-        "--keep-interval-updates", str(values.keep), "--no-epoch-checkpoints",
-        "--required-batch-size-multiple", "1", *values.extra,
-        "--update-freq", str(update_freq), "--distributed-world-size", str(world),
-        "--save-dir", save_dir, "--log-format", "simple", "--log-interval", str(log_interval),
-        *options.precision, *distributed, *options.extra,
-    ]
+    command = train_command(data_bin, corpus.src, corpus.tgt, model_flags,
+                            SHARE_FLAGS[corpus.share], values, save_dir, update_freq, world,
+                            log_interval, [*options.precision, *distributed, *options.extra])
     # the folders reach fairseq-train as they are named, and no shell: refused only where
     # fairseq cannot take the name
     for path, what in ((corpus.data, "the corpus (OUT)"),
@@ -411,11 +392,7 @@ def train_into(run, max_update, schedule_first):
     schedule_env = os.path.join(run.save_dir, "schedule.env")
     if schedule_first:
         write_schedule(schedule_env, run.schedule, run.model)
-    # a progress line on stderr at each of fairseq-train's log lines
-    status = run_with_report(run.command, os.path.join(run.save_dir, "train.log"),
-                             Progress(max_update, run.name).read)
-    if status:
-        raise SystemExit(status if status > 0 else 128 - status)
+    run_training(run.command, run.save_dir, max_update, run.name)
     write_schedule(schedule_env, run.schedule, run.model)
     run_step(["xlpe-provenance", "training", "--prog", run.name, run.save_dir, "--data-bin",
               run.data_bin, "--model", run.model, "--size", run.size, "--schedule",

@@ -120,7 +120,7 @@ class Study:
             return self.positions[name]
         if not self.args.xlpe_data_bin:
             raise InputError(f"{model} reads reorder positions in every split: give "
-                             "--xlpe-data-bin (e.g. data_prep/prepare-bible-he-en.sh --xlpe)")
+                             "--xlpe-data-bin (e.g. OUT/data-bin/xlpe of xlpe-prepare)")
         return self.args.xlpe_data_bin
 
     def evaluations(self, model):

@@ -5,7 +5,8 @@ from ...model_registry import MODELS, STUDY_MODELS, flags, reads_positions
 
 
 # Training settings per profile: fairseq-train options without data, languages, architecture,
-# seed, budget or device. ``cpu-demo`` is examples/demo_settings.sh (a test keeps them equal).
+# seed, budget or device. ``cpu-demo`` is the demo size's dimensions and the demo schedule's
+# optimization (a test keeps them equal), as the demo trained before it went through xlpe-train.
 PROFILES = {
     "cpu-demo": {
         "settings": [
