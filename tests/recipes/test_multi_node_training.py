@@ -73,6 +73,21 @@ def test_the_script_trains_the_local_command_over_nodes_times_gpus(tmp_path):
     assert "xlpe-provenance training" in script and "schedule.env" in script
 
 
+def test_the_summary_of_a_cpu_script_counts_cpu_processes(tmp_path):
+    """The schedule's summary says what trains: CPU processes on the CPU, not GPUs."""
+    out = prepared_corpus(tmp_path / "out")
+    printed = subprocess.run(["bash", str(TRAIN), "transformer", str(out), str(tmp_path / "ck"),
+                              "--sbatch", "--nodes", "2", "--gpus", "3", "--cpu"],
+                             capture_output=True, text=True)
+    assert printed.returncode == 0, printed.stderr
+    assert "(6 CPU processes x update-freq" in printed.stderr, printed.stderr
+    assert "GPU" not in printed.stderr, printed.stderr
+    gpus = subprocess.run(["bash", str(TRAIN), "transformer", str(out), str(tmp_path / "ck"),
+                           "--sbatch", "--nodes", "2", "--gpus", "3"], capture_output=True,
+                          text=True)
+    assert "(6 GPU(s) x update-freq" in gpus.stderr, gpus.stderr
+
+
 def test_two_slurm_tasks_train_one_model_with_ddp_over_gloo(slurm, tmp_path):  # noqa: F811
     """Not two silent copies: both ranks join one process group and end with the same
     parameters (a test helper in place of fairseq-train writes each rank's)."""

@@ -1,5 +1,7 @@
-"""``xlpe-tokenize``: a file tokenized line by line (``text.tokenization``'s rules: Moses,
-jieba for zh, MeCab for ja, placeholders kept whole), in parallel chunks.
+"""``xlpe-tokenize``: Moses tokenization (sacremoses), in parallel chunks.
+
+A file tokenized line by line by ``text.tokenization``'s rules (Moses; jieba for zh, MeCab for
+ja; placeholders kept whole).
 
 ``--no-tokenize`` is for a side that is already tokenized (e.g. the Hebrew of the Bible
 corpus): it only normalizes whitespace and applies ``--lowercase``. A language without rules

@@ -182,12 +182,13 @@ def read_options(argv, pass_unknown):
     return options
 
 
-def device_label(world):
-    """What trains, for the printout: fairseq trains on the CPU where no GPU is visible."""
-    if world == 1 and (not os.path.exists("/dev/nvidiactl")
+def device_label(world, cpu=False):
+    """What trains, for the printout: ``world`` CPU processes with fairseq-train's ``--cpu``
+    (an sbatch script's CPU training), and the CPU where one process sees no GPU."""
+    if world == 1 and (cpu or not os.path.exists("/dev/nvidiactl")
                        or os.environ.get("CUDA_VISIBLE_DEVICES") == ""):
         return "the CPU"
-    return f"{world} GPU(s)"
+    return f"{world} CPU processes" if cpu else f"{world} GPU(s)"
 
 
 def corpus_of_train_sh(prog, argv):
@@ -368,7 +369,7 @@ def print_schedule(model, size, schedule, values, shortened, world, update_freq,
     lines += [
         f"  {values.max_update} updates, warmup {values.warmup}, lr {values.lr}, dropout "
         f"{values.dropout}; a batch of {values.max_tokens} tokens x {world * update_freq} "
-        f"({device_label(world)} x update-freq {update_freq}; the paper's: x "
+        f"({device_label(world, '--cpu' in extra)} x update-freq {update_freq}; the paper's: x "
         f"{values.batch_gpus})",
         f"  validation and a checkpoint every {values.interval} updates; xlpe-evaluate: "
         f"{evaluation}, beam {values.beam}, lenpen {values.lenpen}",

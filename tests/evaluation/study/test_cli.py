@@ -175,6 +175,59 @@ def stopped_by_sigterm(study, send):
     assert_processes_end(trainings, "trainings")
 
 
+def end_process_tree(process):
+    """SIGTERM a study (it ends its trainings), SIGKILL what is left after a minute."""
+    if process.poll() is None:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            for pid in child_processes(process.pid):
+                os.kill(pid, signal.SIGKILL)
+            process.kill()
+            process.communicate()
+
+
+def test_a_second_command_on_a_training_study_tells_the_progress_and_never_trains(corpus,
+                                                                                    tmp_path):
+    """The same command again while the study trains (as one does to see how far it is) must
+    not train the same runs a second time into the same folders: it tells each run's
+    progress and refuses in one line that names the running study."""
+    work = tmp_path / "work"
+    args = study_args(corpus, work)
+    args[args.index("--updates") + 1] = "100000"
+    command = [sys.executable, "-m", "xlpe_fairseq.evaluation.study", *args]
+    first = subprocess.Popen(command, stderr=subprocess.PIPE, text=True)
+    second = None
+    try:
+        deadline = time.monotonic() + 300
+        log = work / "runs" / "transformer" / "seed1" / "train.log"
+        while not (log.exists() and child_processes(first.pid)) and first.poll() is None:
+            assert time.monotonic() < deadline, "the first study started no training in 300 s"
+            time.sleep(0.2)
+        trainings = child_processes(first.pid)
+        assert len(trainings) == 1, f"one training expected (--jobs 1), found {trainings}"
+        second = subprocess.Popen(command, stderr=subprocess.PIPE, text=True)
+        try:
+            stderr = second.communicate(timeout=120)[1]
+        except subprocess.TimeoutExpired:
+            pytest.fail("the second command did not end in 120 s: it trains the study's runs "
+                        f"again (its processes: {child_processes(second.pid)})")
+        assert second.returncode == 1, stderr[-3000:]
+        lines = stderr.strip().splitlines()
+        assert lines[-1].startswith(f"xlpe-study: error: {work} is in use by another run "
+                                    f"(pid {first.pid}, xlpe-study write"), lines[-1]
+        assert "xlpe-study: transformer seed 1: training, update " in stderr, stderr
+        assert "xlpe-study: dpe seed 2: waiting" in stderr, stderr
+        assert "xlpe-study: 0 done, 1 training, 0 evaluating, 3 waiting" in stderr, stderr
+        assert child_processes(first.pid) == trainings and not \
+            (work / "runs" / "transformer" / "seed2").exists(), "a second training was started"
+    finally:
+        for process in (second, first):
+            if process:
+                end_process_tree(process)
+
+
 def test_xlpe_models_need_a_data_bin_with_positions(corpus, tmp_path):
     args = study_args(corpus, tmp_path / "work")
     args[args.index("dpe")] = "xlpe-inxl"
