@@ -76,6 +76,20 @@ def test_a_corpus_tokenized_before_tokens_recorded_spacing_is_refused_in_one_lin
         resolved("--corpus", out, "--checkpoint", checkpoint)
 
 
+@pytest.mark.parametrize("tokenized, taken_as_tokenized", [("fr,en", True), ("en", False),
+                                                          (None, False)])
+def test_a_source_the_corpus_had_tokenized_already_is_taken_as_tokenized(
+        tmp_path, tokenized, taken_as_tokenized):
+    """xlpe-prepare --tokenized fr: new French input gets what the corpus got, its spaces
+    normalized, not Moses' rules."""
+    out, checkpoint = corpus(tmp_path)
+    if tokenized:
+        with open(out / "recipe.env", "a") as recipe:
+            recipe.write(f"TOKENIZED={tokenized}\n")
+    args, _ = resolved("--corpus", out, "--checkpoint", checkpoint)
+    assert args.tokenized is taken_as_tokenized
+
+
 def test_corpus_supplies_dictionaries_codes_preorderer_and_languages(tmp_path):
     out, checkpoint = corpus(tmp_path)
     args, checkpoints = resolved("--corpus", out, "--checkpoint", checkpoint)

@@ -23,7 +23,7 @@ from evaluation.tiny_checkpoints import session_checkpoints
 from support.interrupted_runs import default_sigint
 from support.workflow_stubs import prepared, read_only_run, stubs
 from warm_python import real_processes
-from xlpe_fairseq.io.provenance import write_record
+from xlpe_fairseq.io.provenance import record_corpus, write_record
 
 ROOT = Path(__file__).resolve().parents[2]
 EVALUATE = ROOT / "examples" / "evaluate.sh"
@@ -256,6 +256,48 @@ def test_a_checkpoint_of_another_model_or_schedule_is_refused(tmp_path, state, r
     assert result.stderr.startswith(f"evaluate.sh: error: {folder}/checkpoint_best.pt: "
                                     f"{refused.format(folder=folder)}"), result.stderr
     assert not (tmp_path / "calls").exists(), "nothing is decoded or recorded"
+
+
+@pytest.mark.parametrize("state, model, to_pass", [
+    (fairseq_state("transformer_dpe"), "transformer", "dpe, the model"),
+    (fairseq_state("transformer_wmt_en_de", encoder_layers=6), "dpe",
+     "transformer or transformer-deep, the models"),
+])
+def test_a_checkpoint_of_another_model_than_model_is_refused_naming_the_model_to_pass(
+        tmp_path, state, model, to_pass):
+    """A folder whose records name no trained model (another recipe's): --model is held to
+    the checkpoint, and the refusal names the model it was saved as."""
+    env = real_checkpoint_verification(tmp_path, stubs(tmp_path))
+    out, folder = prepared(tmp_path / "out"), tmp_path / "ck"
+    folder.mkdir()
+    (folder / "schedule.env").write_text("SCHEDULE=dpe-iwslt\n")
+    torch.save(state, folder / "checkpoint_best.pt")
+    result = evaluate(out, folder, "--model", model, "--average", "0", env=env)
+    assert result.returncode == 1 and result.stderr.count("\n") == 1, result.stderr
+    assert result.stderr.startswith(f"evaluate.sh: error: {folder}/checkpoint_best.pt: saved "
+                                    f"with --arch {state['cfg']['model'].arch}, but --model "
+                                    f"{model} trains with"), result.stderr
+    assert result.stderr.endswith(f": pass --model {to_pass} it was saved as\n"), result.stderr
+    assert not (tmp_path / "calls").exists(), "nothing is decoded"
+
+
+@pytest.mark.parametrize("recipe, tokenized", [("LOWERCASE=0\n", False),
+                                               ("LOWERCASE=0\nTOKENIZED=fr,en\n", True),
+                                               ("LOWERCASE=0\nTOKENIZED=fr\n", False),
+                                               ("LOWERCASE=1\n", True)])
+def test_a_target_tokenized_when_prepared_is_scored_against_its_detokenized_reference(
+        tmp_path, recipe, tokenized):
+    """xlpe-prepare --tokenized en (or --lowercase): the reference copied is tokenized text,
+    which xlpe-bleu detokenizes as it detokenizes the hypotheses."""
+    env = stubs(tmp_path)
+    out, folder = prepared(tmp_path / "out"), checkpoint_folder(tmp_path / "ck")
+    (out / "recipe.env").write_text(f"SRC=fr\nTGT=en\n{recipe}RAW={out / 'raw'}\n")
+    record_corpus(str(out), str(out / "raw"), "fr", "en", {}, ["prepare-corpus.sh"])
+    result = evaluate(out, folder, "--average", "0", env=env)
+    assert result.returncode == 0, result.stderr
+    bleu = [line for line in (tmp_path / "calls").read_text().splitlines()
+            if line.startswith("xlpe-bleu ")]
+    assert bleu and ("--tokenized-reference" in bleu[0]) == tokenized, bleu
 
 
 def test_the_finished_trainings_command_says_what_was_given_after_a_double_dash(tmp_path):

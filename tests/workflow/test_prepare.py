@@ -152,6 +152,16 @@ def test_a_bad_models_value_is_a_usage_error(tmp_path):
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.parametrize("value", ["de,fr", "", "en,,de", "EN"])
+def test_a_bad_tokenized_value_is_a_usage_error(tmp_path, value):
+    raw = write_raw(tmp_path / "raw", "en", "de")
+    result = prepare("--tokenized", value, raw, tmp_path / "out")
+    assert result.returncode == 2 and result.stderr == (
+        f"--tokenized must be languages of the corpus (en de) separated by commas, not "
+        f"'{value}'\n"), result.stderr
+    assert not (tmp_path / "out").exists()
+
+
 def test_ctrl_c_ends_the_running_step_and_leaves_no_temporary_file(tmp_path):
     stubs = tmp_path / "stubs"
     stubs.mkdir()

@@ -102,21 +102,31 @@ def main(argv=None):
     return 0
 
 
+def score_generate_output(generate_output, reference, target_lang, tokenized_reference=False,
+                          tokenize=None):
+    """``(scores, detokenized hypotheses)`` of a complete fairseq-generate output against
+    ``reference`` (detokenized first where ``tokenized_reference``); InputError for an
+    incomplete output or a reference of other sentences."""
+    tokenize = bleu_tokenizer(target_lang, tokenize)
+    references = read_lines(reference)
+    require_lines(reference, len(references))
+    try:
+        generated = read_generate_output(generate_output, len(references), reference)
+    except IncompleteGenerationError as err:
+        raise InputError(str(err)) from None
+    check_reference(references, generated.targets, reference, generate_output)
+    hypotheses = detokenize(generated.hypotheses)
+    if tokenized_reference:
+        references = detokenize(references)
+    return score(hypotheses, references, tokenize), hypotheses
+
+
 def _score_generate_output(args):
     require_files([args.generate_output, args.reference])
     check_outputs([args.json, args.detokenized_output], [args.generate_output, args.reference])
-    tokenize = bleu_tokenizer(args.target_lang, args.tokenize)
-    references = read_lines(args.reference)
-    require_lines(args.reference, len(references))
-    try:
-        generated = read_generate_output(args.generate_output, len(references), args.reference)
-    except IncompleteGenerationError as err:
-        raise InputError(str(err)) from None
-    check_reference(references, generated.targets, args.reference, args.generate_output)
-    hypotheses = detokenize(generated.hypotheses)
-    if args.tokenized_reference:
-        references = detokenize(references)
-    result = score(hypotheses, references, tokenize)
+    result, hypotheses = score_generate_output(args.generate_output, args.reference,
+                                               args.target_lang, args.tokenized_reference,
+                                               args.tokenize)
     if args.name:
         result["name"] = args.name
     # the scores, then each one's sacreBLEU signature, as xlpe-compare prints them

@@ -17,8 +17,8 @@ folder that ``xlpe-evaluate`` scored: the checkpoint it chose there, by its reco
 
 ``--corpus OUT`` (the OUT of ``xlpe-prepare`` or another recipe) supplies the
 dictionaries (OUT/data-bin/text), the BPE codes (OUT/bpe/codes), the preorderer
-(OUT/preorderer.pt), the languages and the lowercasing (OUT/recipe.env); an option given
-explicitly wins.
+(OUT/preorderer.pt), the languages, the lowercasing and the sides tokenized already
+(OUT/recipe.env); an option given explicitly wins.
 """
 import argparse
 import logging
@@ -48,12 +48,13 @@ from ..text.tokenization import check_tokenization, tokenize_line
 
 
 def read_recipe_env(path):
-    """SRC, TGT, LOWERCASE and TOKENIZATION of a recipe's recipe.env (lines KEY=VALUE, values shell-quoted)."""
+    """SRC, TGT, LOWERCASE, TOKENIZATION and TOKENIZED of a recipe's recipe.env (lines
+    KEY=VALUE, values shell-quoted)."""
     settings = {}
     with open_text(path) as f:
         for line in f:
             key, found, value = line.strip().partition("=")
-            if found and key in ("SRC", "TGT", "LOWERCASE", "TOKENIZATION"):
+            if found and key in ("SRC", "TGT", "LOWERCASE", "TOKENIZATION", "TOKENIZED"):
                 settings[key] = " ".join(shlex.split(value))
     return settings
 
@@ -86,6 +87,9 @@ def resolve_arguments(args):
         args.source_lang = args.source_lang or settings.get("SRC")
         args.target_lang = args.target_lang or settings.get("TGT")
         args.lowercase = args.lowercase or settings.get("LOWERCASE") == "1"
+        # a source the corpus had tokenized already (xlpe-prepare --tokenized) is taken as
+        # tokenized: its spaces normalized only
+        args.tokenized = args.source_lang in settings.get("TOKENIZED", "").split(",")
         args.data_bin = args.data_bin or os.path.join(args.corpus, "data-bin", "text")
         args.bpe_codes = args.bpe_codes or os.path.join(args.corpus, "bpe", "codes")
         preorderer = os.path.join(args.corpus, "preorderer.pt")
@@ -125,7 +129,7 @@ def load_translator(args, checkpoints):
                 self.bpe_applier = bpe_applier(write_checked_codes(args.bpe_codes, folder))
 
         def tokenize(self, sentence):
-            return tokenize_line(sentence, args.source_lang, args.lowercase)
+            return tokenize_line(sentence, args.source_lang, args.lowercase, not args.tokenized)
 
         def apply_bpe(self, sentence):
             return self.bpe_applier.apply([sentence])[0] if sentence else sentence
@@ -211,6 +215,8 @@ def build_parser():
                         help="default: the corpus's, else the checkpoint's")
     parser.add_argument("--lowercase", action="store_true",
                         help="lowercase the input (default: if the corpus was lowercased)")
+    # --corpus sets it where the corpus's source was tokenized already
+    parser.set_defaults(tokenized=False)
     parser.add_argument("--preorderer", help="xlpe-preorder-train checkpoint, for XL PE models "
                         "(default: OUT/preorderer.pt)")
     parser.add_argument("--preorderer-nbest", type=positive_int, default=1,

@@ -1,6 +1,6 @@
 """The corpus steps of data preparation, from raw parallel text to the data-bins of every
-model family (xlpe-prepare runs them, for data_prep/prepare-corpus.sh and every dataset
-recipe; bible_recipe.py those it needs on the demo's corpus and layout): tokenize, length
+model family (xlpe-prepare runs them, for data_prep/prepare-corpus.sh, every dataset recipe
+and the demo's corpus): tokenize (or, for a side tokenized already, normalize spaces), length
 filter, BPE, align, DPE and BTG positions, fairseq-preprocess, positions binarized, and the
 record of what OUT was made from; the preorderer's steps are preorderer_steps.py's, and
 steps.py runs them all (each skipped when made from the same inputs and settings, timed,
@@ -20,12 +20,13 @@ ended with the command). xlpe-prepare's OUT receives
                  deployed model gets); train positions only without the preorderer
   reference/  {valid,test}.TGT as prepared: what xlpe-evaluate scores against
   recipe.env  SRC, TGT, LOWERCASE, RAW, TOKENIZATION (reversible: tokens that record the
-              text's spacing), for xlpe-evaluate and xlpe-translate --corpus
+              text's spacing), TOKENIZED where set, for xlpe-evaluate and xlpe-translate
   provenance.json  what OUT was made from, written last, verified by xlpe-train, xlpe-evaluate
               and xlpe-translate --corpus
 
 The settings (``s``, from xlpe-prepare's options and the environment): WORKERS, MERGES,
-LOWERCASE, MAX_LEN, RATIO_RULE and MAX_RATIO (the length filter), JOINED_DICT;
+LOWERCASE, TOKENIZED (the languages whose raw text is tokenized already), MAX_LEN,
+RATIO_RULE and MAX_RATIO (the length filter), JOINED_DICT;
 PREORDER_SECONDS (a safety cap, checked after each epoch), PREORDER_DEVICE, PREORDER_THREADS
 (xlpe-preorder-train's --threads), PREORDER_JOBS (members trained side by side, each its own
 process: threads of one process stall beside other work on the same cores, processes do
@@ -52,15 +53,19 @@ OUT_FOLDERS = ("", "raw", "tok", "bpe", "reference", os.path.join("data-bin", "t
 
 
 def tokenize(steps, s, raw, out, split, lang):
+    """RAW/SPLIT.LANG tokenized into tok/; a side already tokenized (TOKENIZED) has its spaces
+    normalized only."""
     dest = os.path.join(out, "tok", f"train.full.{lang}" if split == "train" else f"{split}.{lang}")
     source = os.path.join(raw, f"{split}.{lang}")
-    if steps.fresh([dest], [source], [f"lowercase={s['LOWERCASE']}",
-                                      f"tokenizer={TOKENIZATION}"]):
+    tokenized = lang in s.get("TOKENIZED", "").split(",")
+    tokenizer = "tokenizer=none" if tokenized else f"tokenizer={TOKENIZATION}"
+    if steps.fresh([dest], [source], [f"lowercase={s['LOWERCASE']}", tokenizer]):
         steps.skipped(f"tokenize {split}.{lang}")
         return
     steps.timed(f"tokenize {split}.{lang}", [
         "xlpe-tokenize", "--lang", lang, *(["--lowercase"] if s["LOWERCASE"] == "1" else []),
-        "--input", source, "--output", dest, "--workers", s["WORKERS"]])
+        *(["--no-tokenize"] if tokenized else []), "--input", source, "--output", dest,
+        "--workers", s["WORKERS"]])
     steps.made(dest)
 
 
@@ -245,7 +250,7 @@ def binarize_positions(steps, out, src, tgt, jobs):
 
 
 RECORDED_SETTINGS = (
-    "MERGES", "MAX_LEN", "MAX_RATIO", "RATIO_RULE", "LOWERCASE", "JOINED_DICT",
+    "MERGES", "MAX_LEN", "MAX_RATIO", "RATIO_RULE", "LOWERCASE", "TOKENIZED", "JOINED_DICT",
     "XLPE_TRAIN_POSITIONS", "PREORDER_LOSS", "PREORDER_SEEDS", "PREORDER_EPOCHS",
     "PREORDER_BATCH_TOKENS", "PREORDER_MAX_LENGTH", "PREORDER_SAMPLE", "PREORDER_THREADS",
     "PREORDER_FOLDS", "PREORDER_SECONDS", "PREORDER_DEVICE", "MODELS")
@@ -263,6 +268,8 @@ def record_corpus(steps, s, raw, out, src, tgt, given, command):
     with atomic_output(os.path.join(out, "recipe.env")) as stream:
         stream.write(f"SRC={src}\nTGT={tgt}\nLOWERCASE={s['LOWERCASE']}\n"
                      f"RAW={shlex.quote(os.path.realpath(raw))}\nTOKENIZATION={TOKENIZATION}\n")
+        if s.get("TOKENIZED"):
+            stream.write(f"TOKENIZED={s['TOKENIZED']}\n")
     # MODELS only where it is not all, so that a default run's record is the shell form's
     settings = [word for name in RECORDED_SETTINGS if s.get(name) and s[name] != "all"
                 for word in ("--setting", f"{name}={s[name]}")]

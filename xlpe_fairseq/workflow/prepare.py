@@ -37,6 +37,11 @@ Options (in any order, before or after the operands; after --, operands only):
                         Moses' clean-corpus-n as fairseq's scripts run it. The run says how
                         many pairs it kept and warns when over 5% go (docs/pipeline.md)
   --lowercase           lowercase both sides (evaluation then scores lowercased text)
+  --tokenized L[,L]     the languages whose raw text is already tokenized (e.g. he,en
+                        of the Bible corpus): only its spaces are normalized (and
+                        --lowercase applied), as xlpe-tokenize --no-tokenize does; a
+                        tokenized target's references are detokenized before scoring,
+                        and xlpe-translate takes a tokenized source's input as tokenized
   --joined-dictionary   one dictionary for both sides (scripts that share most symbols);
                         xlpe-train then shares all embeddings
   --models M[,M...]     the models OUT is for (xlpe-train's names; default: all).
@@ -56,7 +61,7 @@ set:
 PREORDER_SECONDS=3600 (a cap), PREORDER_DEVICE=cpu (or cuda), PREORDER_LOSS (pairwise,
 structured or both), XLPE_TRAIN_POSITIONS=oracle (or predicted, mixed), PREORDER_FOLDS=2.
 An option wins over its variable (MERGES, MAX_LEN, MAX_RATIO, RATIO_RULE, LOWERCASE,
-JOINED_DICT, WORKERS). Every value is checked before any work starts.
+TOKENIZED, JOINED_DICT, WORKERS). Every value is checked before any work starts.
 A rerun into the same OUT skips each step whose inputs and settings are those its outputs
 were made from (by content, whatever the files' times) and redoes the others.
 At the end, the advice line names the model to train beside the baseline, with the command:
@@ -91,10 +96,10 @@ from .script_options import Refused, ScriptHelpFormatter, one_of, whole, wrapper
 from .steps import StepFailed, Steps, module, remove, remove_stale_temporaries_of
 
 USAGE = ("--src SRC --tgt TGT [--merges N] [--max-len N] [--max-ratio R] "
-         "[--ratio-rule corpus|fixed] [--lowercase] [--joined-dictionary] [--models M[,M...]] "
-         "[--workers N] RAW_DIR OUT")
+         "[--ratio-rule corpus|fixed] [--lowercase] [--tokenized L[,L]] [--joined-dictionary] "
+         "[--models M[,M...]] [--workers N] RAW_DIR OUT")
 VALUE_OPTIONS = ("--src", "--tgt", "--merges", "--max-len", "--max-ratio", "--ratio-rule",
-                 "--models", "--workers")
+                 "--tokenized", "--models", "--workers")
 UNSEGMENTED = ("th", "lo", "km", "my", "bo")
 
 
@@ -127,6 +132,8 @@ def parse_arguments(argv, prog):
                 options["RATIO_RULE"] = one_of(("corpus", "fixed"))(value, word)
             elif word == "--models":
                 options["MODELS"] = models(word, value)
+            elif word == "--tokenized":
+                options["TOKENIZED"] = value
             else:
                 options["WORKERS"] = whole(1, default_workers())(value, word)
             index += 2

@@ -1,20 +1,22 @@
 """Train one model family on a corpus of xlpe-prepare (or another recipe).
 
-  xlpe-train MODEL DATA_DIR CHECKPOINT_DIR [--size small|base|big] [options...]
+  xlpe-train MODEL DATA_DIR CHECKPOINT_DIR [--size small|base|big|demo] [options...]
 
 MODEL       transformer | xlpe-inxl | xlpe-headxl | xlpe-combination (or xlpe) | dpe |
             re-encoder | re-decoder | re-both, or a baseline: transformer-8e |
-            transformer-10e (DPE Table 5) | encoder-free | encoder-free-inxl |
-            encoder-free-nopos | encoder-free-relpe | lstm (XL PE Table 4) | relpe | rope |
-            alibi | t5-bias (Shaw et al. 2018, RoPE, ALiBi, T5's bias); the one way to name
-            the model here (--model is the dataset scripts')
+            transformer-10e (DPE Table 5) | transformer-deep (2 encoder layers more than the
+            size's) | encoder-free | encoder-free-inxl | encoder-free-nopos |
+            encoder-free-relpe | lstm (XL PE Table 4) | relpe | rope | alibi | t5-bias (Shaw
+            et al. 2018, RoPE, ALiBi, T5's bias); the one way to name the model here (--model
+            is the dataset scripts')
 DATA_DIR    the recipe's OUT/data-bin (OUT works too, and a link to either): the model reads
             its variant, text, dpe or xlpe; the languages come from the file names, and a
             joined dictionary (xlpe-prepare --joined-dictionary) shares all embeddings,
             else the decoder's input and output embeddings are shared
 --size      small (default): 256/1024, 2+2 layers, 2 heads, the DPE paper's IWSLT'14 setup,
             for up to a few hundred thousand pairs; base: Transformer base (512/2048, 6+6,
-            8 heads) for millions; big: Transformer big. Each size comes with its paper's
+            8 heads) for millions; big: Transformer big; demo: the README's demo (128/512,
+            2+2, 4 heads; 500 updates, minutes on a CPU). Each size comes with its paper's
             schedule, printed at the start (--schedule). The small size's:
             --max-update 15000, --warmup 4000, --lr 5e-4, dropout 0.3, --max-tokens 4096,
             --update-freq 1, a validation and a checkpoint every 1000 updates, the last 5
@@ -52,14 +54,13 @@ import sys
 import textwrap
 from types import SimpleNamespace
 
-from ..io import Terminated, run_command
+from ..io import run_command
+from ..model_registry import TRAIN_MODELS, TRAIN_SIZES, default_schedule, flags, variant
 from ..io.locks import FolderInUse, claim_folder
 from ..io.provenance import verify_corpus
-from ..user_dir import PLUGIN_DIR
 from .checkpoint_folder import earlier_run, set_aside_run, write_schedule
-from .checkpoint_keeping import CheckpointKeeping
 from .dataset_recipes import RECIPES, corpus_of_recipe
-from .fairseq_report import run_with_report
+from .fairseq_commands import run_training, train_command
 from .language_pairs import data_bin_pair
 from .processes import run_step
 from .sbatch_script import sbatch_script
@@ -72,23 +73,15 @@ from .script_options import (
     whole,
     wrapper_name,
 )
-from .schedules import (
-    MODELS,
-    SCHEDULES,
-    SIZES,
-    data_bin_variant,
-    default_schedule,
-    model_flags,
-    schedule as schedule_values,
-)
+from .schedules import SCHEDULES, schedule as schedule_values
 from .training_printout import log_interval as logged_every, print_schedule
-from .training_progress import Progress
 
 # the dataset scripts' (examples/train-NAME.sh) way to name the model; xlpe-train's is MODEL
 MODEL_OPTION_HELP = """\
   --model M        transformer | dpe | xlpe-combination (or xlpe) | xlpe-inxl | xlpe-headxl |
                    re-encoder | re-decoder | re-both (required),
                    or a baseline: transformer-8e | transformer-10e (DPE Table 5) |
+                   transformer-deep (2 encoder layers more than the size's) |
                    encoder-free | encoder-free-inxl | encoder-free-nopos |
                    encoder-free-relpe | lstm (XL PE Table 4) | relpe | rope | alibi | t5-bias
                    (position baselines: Shaw et al. 2018, RoPE, ALiBi, T5's bias)
@@ -107,9 +100,10 @@ OPTIONS_HELP = """\
                    initialization (--distributed-port); submit it with
                    `sbatch [--partition P --time T ...] SCRIPT` (docs/cluster.md)
   --fp16 | --bf16  mixed precision
-  --schedule S     dpe-iwslt | dpe | re | xlpe: whose paper's schedule (optimization, batch,
-                   checkpoints, and what xlpe-evaluate decodes with). Default: dpe-iwslt at the
-                   small size, else the model's paper
+  --schedule S     dpe-iwslt | dpe | re | xlpe | demo: whose paper's schedule (optimization,
+                   batch, checkpoints, and what xlpe-evaluate decodes with), or the demo's.
+                   Default: dpe-iwslt at the small size, demo at the demo size, else the
+                   model's paper
   --update-freq K  accumulate K batches per update (default: the paper's batch, its GPUs
                    x --max-tokens, over --gpus)
   --max-update U | --warmup N | --lr LR | --max-tokens T   override the schedule's value;
@@ -134,7 +128,7 @@ under its own; after training, SAVE_DIR/provenance.json records model, size, sch
 (docs/input-rules.md, "Provenance").
 """
 
-TRAIN_USAGE = "MODEL DATA_DIR CHECKPOINT_DIR [--size small|base|big] [options]"
+TRAIN_USAGE = "MODEL DATA_DIR CHECKPOINT_DIR [--size small|base|big|demo] [options]"
 SHARE_FLAGS = {"all": "--share-all-embeddings", "decoder": "--share-decoder-input-output-embed"}
 VALUE_OPTIONS = ("--model", "--size", "--schedule", "--gpus", "--nodes", "--update-freq",
                  "--max-update", "--warmup", "--lr", "--max-tokens", "--save-dir")
@@ -225,7 +219,7 @@ def corpus_of_train_sh(prog, argv):
             and os.path.basename(data_bin) in ("text", "dpe", "xlpe")):
         # one variant given: each model picks its own variant under the folder above
         raise Refused(f"{data_bin} is one variant of the data-bin: pass {parent}, the folder "
-                      f"above, from which {model} reads {data_bin_variant(model)}", 2)
+                      f"above, from which {model} reads {variant(model)}", 2)
     text = os.path.join(data_bin, "text")
     if not os.path.isdir(text):
         raise Refused(f"{text}: no such folder; is {data_bin} the data-bin of "
@@ -237,7 +231,7 @@ def corpus_of_train_sh(prog, argv):
     src, tgt = pair
     dictionaries = [os.path.join(text, f"dict.{lang}.txt") for lang in (src, tgt)]
     corpus = SimpleNamespace(data=parent, data_bin=data_bin, dataset=os.path.basename(parent),
-                             src=src, tgt=tgt, sizes=SIZES, pass_unknown=True,
+                             src=src, tgt=tgt, sizes=TRAIN_SIZES, pass_unknown=True,
                              share="all" if same_content(*dictionaries) else "decoder")
     return corpus, ["--model", model, "--save-dir", save_dir, *argv[3:]]
 
@@ -268,16 +262,16 @@ def train(argv, prog, recipe_name):
         raise Refused(f"--size must be one of: {' '.join(corpus.sizes)}", 2)
     model = options.model
     if not model:
-        raise Refused(f"--model is required: {' '.join(MODELS)}", 2)
+        raise Refused(f"--model is required: {' '.join(TRAIN_MODELS)}", 2)
     gpus, nodes = int(options.gpus), int(options.nodes)
     if nodes > 1 and not options.sbatch:
         raise Refused(f"--nodes {nodes}: several nodes train through SLURM; add --sbatch", 2)
     if gpus > 1 and not options.dry_run and not options.sbatch:
         check_gpus(options.gpus)
-    flags = model_flags(size, model)
-    if flags is None:
-        raise Refused(f"unknown model '{model}': {' '.join(MODELS)}", 2)
-    schedule = options.schedule or default_schedule(size, model)
+    model_flags = flags(model, size)
+    if model_flags is None:
+        raise Refused(f"unknown model '{model}': {' '.join(TRAIN_MODELS)}", 2)
+    schedule = options.schedule or default_schedule(model, size)
     values = schedule_values(schedule, size, corpus.tgt)
     paper_tokens = values.max_tokens
     shortened = shorten(values, options)
@@ -290,28 +284,11 @@ def train(argv, prog, recipe_name):
     # fewer GPUs than the paper's accumulate gradients to keep its batch size
     update_freq = int(options.update_freq or -(-values.batch_gpus // world))
     save_dir = options.save_dir or f"checkpoints/{corpus.dataset}/{model}-{size}"
-    data_bin = os.path.join(corpus.data_bin, data_bin_variant(model))
+    data_bin = os.path.join(corpus.data_bin, variant(model))
     log_interval = logged_every(world, values.interval, cpu)
-    # --required-batch-size-multiple 1: fairseq drops the last batch of a split unless its
-    # size is a multiple of this (8), and with it all of a split under 8 sentences
-    command = [
-        "fairseq-train", data_bin, "--user-dir", PLUGIN_DIR, "--task", "translation_reorder",
-        "--source-lang", corpus.src, "--target-lang", corpus.tgt,
-        "--criterion", "label_smoothed_cross_entropy_with_order", "--label-smoothing", "0.1",
-        *flags, SHARE_FLAGS[corpus.share],
-        "--optimizer", "adam", "--adam-betas", "(0.9, 0.98)", "--clip-norm", "0.0",
-        "--lr", values.lr, "--lr-scheduler", "inverse_sqrt",
-        "--warmup-updates", str(values.warmup), "--warmup-init-lr", "1e-07",
-        "--dropout", values.dropout, "--weight-decay", values.weight_decay,
-        "--max-tokens", str(values.max_tokens), "--max-update", str(values.max_update),
-        "--save-interval-updates", str(values.interval),
-        "--validate-interval-updates", str(values.interval),
-        "--keep-interval-updates", str(values.keep), "--no-epoch-checkpoints",
-        "--required-batch-size-multiple", "1", *values.extra,
-        "--update-freq", str(update_freq), "--distributed-world-size", str(world),
-        "--save-dir", save_dir, "--log-format", "simple", "--log-interval", str(log_interval),
-        *options.precision, *distributed, *options.extra,
-    ]
+    command = train_command(data_bin, corpus.src, corpus.tgt, model_flags,
+                            SHARE_FLAGS[corpus.share], values, save_dir, update_freq, world,
+                            log_interval, [*options.precision, *distributed, *options.extra])
     # the folders reach fairseq-train as they are named, and no shell: refused only where
     # fairseq cannot take the name
     for path, what in ((corpus.data, "the corpus (OUT)"),
@@ -396,28 +373,7 @@ def train_into(run, max_update, schedule_first):
     schedule_env = os.path.join(run.save_dir, "schedule.env")
     if schedule_first:
         write_schedule(schedule_env, run.schedule, run.model)
-    log = os.path.join(run.save_dir, "train.log")
-    progress = Progress(max_update, run.name)
-    keeping = CheckpointKeeping.of_command(run.save_dir, run.command)
-    progress.say(f"fairseq-train starts (loading the data, building the model): its report "
-                 f"on stdout and in {log}, the progress here every {run.log_interval} updates")
-
-    def read(line):
-        progress.read(line)
-        keeping.read(line)
-
-    last = os.path.join(run.save_dir, "checkpoint_last.pt")
-    try:
-        status = run_with_report(run.command, log, read)
-    except Terminated as stop:
-        progress.stopped(stop.code, last, run.resume)
-        raise
-    if status:
-        status = status if status > 0 else 128 - status
-        if progress.origin is not None:  # a failure in training, not in fairseq's start-up
-            progress.stopped(status, last, run.resume)
-        raise SystemExit(status)
-    keeping.finish()
+    run_training(run.command, run.save_dir, max_update, run.name, run.resume)
     write_schedule(schedule_env, run.schedule, run.model)
     run_step(["xlpe-provenance", "training", "--prog", run.name, run.save_dir, "--data-bin",
               run.data_bin, "--model", run.model, "--size", run.size, "--schedule",

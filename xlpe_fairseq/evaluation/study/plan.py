@@ -11,8 +11,9 @@ import sys
 from pathlib import Path
 
 from ...io import InputError, atomic_output, count_lines
+from ...model_registry import learns_order
 from ...user_dir import PLUGIN_DIR
-from .profiles import PROFILES, learns_order, model_flags, profile_settings
+from .profiles import PROFILES, model_flags, profile_settings
 
 
 def model_and_set(model):
@@ -108,7 +109,7 @@ class Study:
         if not self.reads_positions(model):
             if not trained_on:
                 return self.args.data_bin
-            if not learns_order(self.flags(model)[0]):
+            if not learns_order(base):
                 raise InputError(f"{model}: {base} reads no reorder positions, so it cannot "
                                  "train on a position set")
         name = test_positions or trained_on
@@ -119,7 +120,7 @@ class Study:
             return self.positions[name]
         if not self.args.xlpe_data_bin:
             raise InputError(f"{model} reads reorder positions in every split: give "
-                             "--xlpe-data-bin (e.g. data_prep/prepare-bible-he-en.sh --xlpe)")
+                             "--xlpe-data-bin (e.g. OUT/data-bin/xlpe of xlpe-prepare)")
         return self.args.xlpe_data_bin
 
     def evaluations(self, model):
