@@ -3,33 +3,14 @@ zh-cn-en, en-pt-BR): each side is Debian's libreoffice-help-CODE (lower case) an
 help folder and file suffix CODE (zh-CN); a code Debian has no help for is one line listing
 the codes it has. apt is a stand-in here (its package list, and no candidate version, so that
 the recipe stops before downloading), and so is the Python of prepare-corpus.sh."""
-import os
 import subprocess
 from pathlib import Path
 
 import pytest
 
+from support.apt_stub import PACKAGES, apt_stub
+
 DATA_PREP = Path(__file__).resolve().parents[2] / "data_prep"
-PACKAGES = ["libreoffice-help-common", "libreoffice-help-de", "libreoffice-help-en-gb",
-            "libreoffice-help-en-us", "libreoffice-help-pt", "libreoffice-help-pt-br",
-            "libreoffice-help-zh-cn", "libreoffice-help-zh-tw"]
-
-
-def apt_stub(folder, packages=PACKAGES):
-    """An environment whose apt-cache lists ``packages`` and knows no candidate version of
-    any, and whose python (prepare-corpus.sh's) records its arguments in folder/python.args."""
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "packages").write_text("".join(f"{package}\n" for package in packages))
-    (folder / "apt-cache").write_text(
-        "#!/bin/sh\ncase $1 in\n"
-        f'pkgnames) grep "^$2" "{folder}/packages" ;;\n'
-        'policy) echo "$2:"; echo "  Candidate: (none)" ;;\nesac\n')
-    (folder / "python").write_text(f'#!/bin/sh\necho "$*" > "{folder}/python.args"\n')
-    for name in ("apt-cache", "python"):
-        (folder / name).chmod(0o755)
-    return {**os.environ, "PATH": f"{folder}{os.pathsep}{os.environ['PATH']}"}
-
-
 def recipe(tmp_path, *arguments, packages=PACKAGES):
     return subprocess.run(["bash", DATA_PREP / "prepare-libreoffice.sh", *arguments],
                           cwd=tmp_path, capture_output=True, text=True,

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from support.apt_stub import apt_stub
 from support.parallel_text import RECIPE_ENV, sentences, write_raw
 from xlpe_fairseq.preprocessing.libreoffice_corpus import (
     page_paragraphs,
@@ -429,8 +430,6 @@ def test_libreoffice_command_drops_identical_pairs(tmp_path):
 
 @pytest.mark.parametrize("arguments", [["en-en", "out"], ["en_tr", "out"], ["en-tr"]])
 def test_libreoffice_recipe_refuses_a_bad_pair(tmp_path, arguments):
-    # apt's packages as tests/recipes/test_libreoffice_codes.py serves them
-    from recipes.test_libreoffice_codes import apt_stub
     result = subprocess.run(["bash", DATA_PREP / "prepare-libreoffice.sh", *arguments],
                             cwd=tmp_path, capture_output=True, text=True,
                             env=apt_stub(tmp_path / "stubs"))

@@ -6,6 +6,8 @@ stdout."""
 import os
 import sys
 
+from .schedules import SCHEDULE_SETTINGS
+
 # fairseq's --log-interval default; on the CPU, where an update of a real corpus takes a
 # second or two, every 10 updates, so that the rate is known within the first minute
 LOG_INTERVAL = 100
@@ -59,8 +61,9 @@ def print_schedule(model, size, schedule, values, shortened, world, update_freq,
     """The effective schedule, on stderr."""
     # what xlpe-evaluate will find: the checkpoints of every interval, ``keep`` of them kept
     saved = min(values.max_update // values.interval, values.keep)
+    metric = SCHEDULE_SETTINGS[schedule]["best_checkpoint_metric"][0]
     evaluation = (f"the last {values.average} checkpoints averaged" if values.average > 0
-                  else "the checkpoint with the best dev BLEU")
+                  else f"the checkpoint with the best dev {'BLEU' if metric == 'bleu' else metric}")
     if values.average > saved:
         evaluation = (f"the {saved} checkpoints saved averaged, not {values.average}"
                       if saved >= 2 else "checkpoint_best.pt (fewer than 2 checkpoints saved)")
