@@ -40,12 +40,18 @@ import os
 import sys
 
 from ..io import default_workers, run_command
-from ..io.locks import FolderInUse, claim_folder
+from ..io.locks import claim_folder
 from . import pipeline
 from .preorderer_steps import cross_fit
-from .prepare import check_name
 from .prepare_settings import check_train_positions
-from .script_options import Refused, ScriptHelpFormatter, one_of, whole, wrapper_name
+from .script_options import (
+    Refused,
+    ScriptHelpFormatter,
+    check_folder_name,
+    one_of,
+    whole,
+    wrapper_name,
+)
 from .steps import Steps, remove_stale_temporaries_of, report
 
 SRC, TGT = "he", "en"
@@ -102,11 +108,8 @@ def parse_arguments(argv, prog, environ):
 def prepare(argv, prog):
     name = os.path.basename(prog)
     out, s = parse_arguments(argv, prog, os.environ)
-    check_name(out, "OUTDIR", name)
-    try:
-        claim_folder(out, "write", "the corpus (OUTDIR)", name)
-    except FolderInUse as err:
-        raise Refused(f"{name}: {err}", 1) from None
+    check_folder_name(out, "the corpus (OUTDIR)")
+    claim_folder(out, "write", "the corpus (OUTDIR)", name)
     remove_stale_temporaries_of(out, FOLDERS)
     steps = Steps(name, os.environ.get("XLPE_STAGE_LOG") or None)
     corpus, bpe, bin_dir = (os.path.join(out, folder) for folder in ("corpus", "bpe", "data-bin"))
