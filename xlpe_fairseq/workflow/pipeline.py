@@ -40,7 +40,7 @@ import os
 import shlex
 import shutil
 
-from ..io.outputs import atomic_output
+from ..io.outputs import atomic_output, open_output
 from .steps import module, remove
 
 SPLITS = ("train", "valid", "test")
@@ -117,7 +117,8 @@ def align(steps, s, bpe, src, tgt, splits, name, skip_name, options=()):
     alignment = os.path.join(bpe, f".all.align.{os.getpid()}.tmp")
     try:
         for lang, path in joined.items():
-            with open(path, "wb") as stream:
+            # (a write that fails, a full disk, names the file)
+            with open_output(path) as stream:
                 for split in splits:
                     with open(os.path.join(bpe, f"{split}.{lang}"), "rb") as part:
                         shutil.copyfileobj(part, stream)
