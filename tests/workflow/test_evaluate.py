@@ -204,7 +204,7 @@ def test_the_lock_refusal_names_the_live_holder_not_a_run_that_ended(tmp_path, o
         holder.kill()
         holder.wait()
     assert result.returncode == 1 and result.stderr.count("\n") == 1, result.stderr
-    assert result.stderr.startswith(f"evaluate.sh: {folder} is in use by another run (pid "
+    assert result.stderr.startswith(f"evaluate.sh: error: {folder} is in use by another run (pid "
                                     f"{holder.pid}, "), result.stderr
     assert ("train.sh write" in result.stderr) != overwritten, result.stderr
     assert f"pid {dead}" not in result.stderr, "a run that has ended holds nothing"
@@ -236,7 +236,7 @@ def test_a_linked_corpus_is_named_by_the_folder_it_links_to(tmp_path):
     for data, cwd in (("corpus", tmp_path), (".", out)):
         result = evaluate(data, folder, "--subset", "valid", env=env, cwd=cwd)
         assert result.returncode == 1 and result.stderr == (
-            f"{out}/reference/valid.en: no such file; has the data_prep recipe made the valid "
+            f"evaluate.sh: error: {out}/reference/valid.en: no such file; has the data_prep recipe made the valid "
             f"split of {out}?\n"), result.stderr
 
 
@@ -344,4 +344,5 @@ def test_the_module_runs_under_its_own_name(tmp_path):
         result.stdout + result.stderr)
     result = subprocess.run([sys.executable, "-m", "xlpe_fairseq.workflow.evaluate"],
                             capture_output=True, text=True)
-    assert result.returncode == 2 and result.stderr.startswith("usage: xlpe-evaluate DATA ")
+    assert result.returncode == 2 and result.stderr.startswith(
+        "xlpe-evaluate: error: usage: xlpe-evaluate DATA ")

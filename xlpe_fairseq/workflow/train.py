@@ -45,12 +45,14 @@ import sys
 import textwrap
 from types import SimpleNamespace
 
+from ..data.positions_note import positions_note
 from ..io import run_command
-from ..io.locks import FolderInUse, claim_folder
+from ..io.locks import check_not_written, claim_folder
 from ..io.provenance import verify_corpus
 from ..user_dir import PLUGIN_DIR
 from .checkpoint_folder import earlier_run, set_aside_run, write_schedule
 from .dataset_recipes import RECIPES, corpus_of_recipe
+from .epoch_length import numbered_checkpoints, updates_per_epoch
 from .fairseq_report import run_with_report
 from .processes import run_step
 from .sbatch_script import sbatch_script
@@ -58,6 +60,7 @@ from .script_options import (
     Refused,
     ScriptHelpFormatter,
     check_folder_name,
+    check_outside_corpus,
     one_of,
     positive,
     whole,
@@ -69,6 +72,7 @@ from .schedules import (
     SIZES,
     data_bin_variant,
     default_schedule,
+    is_xl_pe,
     model_flags,
     schedule as schedule_values,
 )
@@ -202,17 +206,20 @@ def corpus_of_train_sh(prog, argv):
     (corpus, the options for ``train``)."""
     if "" in argv[:3]:
         which = ("MODEL", "DATA_DIR", "CHECKPOINT_DIR")[argv.index("")]
-        raise Refused(f"{os.path.basename(prog)}: '' is not a {which}: an empty operand (an "
+        raise Refused(f"'' is not a {which}: an empty operand (an "
                       "unset variable?)", 2)
     if len(argv) < 3 or any(word.startswith("-") for word in argv[:3]):
-        raise Refused(f"usage: {prog} {TRAIN_USAGE}\nMODEL: transformer xlpe-inxl xlpe-headxl "
-                      "xlpe-combination dpe re-encoder re-decoder re-both", 2)
+        raise Refused(f"usage: {prog} {TRAIN_USAGE} (MODEL: transformer xlpe-inxl xlpe-headxl "
+                      "xlpe-combination dpe re-encoder re-decoder re-both)", 2)
     model, data_bin, save_dir = argv[:3]
     # links resolved: OUT is the folder above the data-bin itself, not above a link to it
     data_bin = os.path.realpath(data_bin)
     if os.path.isdir(os.path.join(data_bin, "data-bin")):
         data_bin = os.path.join(data_bin, "data-bin")
     parent = os.path.dirname(data_bin)
+    # a corpus still being prepared lacks its files: the preparation is named, not them
+    for folder in dict.fromkeys((data_bin, parent)):
+        check_not_written(folder, "the corpus (OUT)")
     if (not os.path.isdir(os.path.join(data_bin, "text"))
             and os.path.isdir(os.path.join(parent, "text"))
             and os.path.basename(data_bin) in ("text", "dpe", "xlpe")):
@@ -306,8 +313,11 @@ def train(argv, prog, recipe_name):
     for path, what in ((corpus.data, "the corpus (OUT)"),
                        (save_dir, "the checkpoints (CHECKPOINT_DIR)")):
         check_folder_name(path, what)
+    check_outside_corpus(save_dir, corpus.data, "CHECKPOINT_DIR")
+    per_epoch = updates_per_epoch(data_bin, corpus.src, corpus.tgt, values.max_tokens, world,
+                                  update_freq, values.max_update)
     print_schedule(model, size, schedule, values, shortened, world, update_freq, log_interval,
-                   options.extra)
+                   options.extra, per_epoch)
     if options.dry_run:
         print(shlex.join(command))
         return
@@ -315,6 +325,11 @@ def train(argv, prog, recipe_name):
     if not os.path.exists(dictionary):
         raise Refused(f"{dictionary}: no such file; run the data_prep recipe into {corpus.data} "
                       "first", 1)
+    # positions an XL PE model reads in every split, which an OUT prepared without the
+    # preorderer lacks on purpose: refused here, not once a cluster job has started
+    unprepared = positions_note(data_bin, "valid") if is_xl_pe(model) else None
+    if unprepared:
+        raise Refused(unprepared, 1)
     run = SimpleNamespace(name=name, model=model, size=size, schedule=schedule,
                           save_dir=save_dir, data_bin=data_bin, command=command)
     if options.sbatch:
@@ -324,13 +339,10 @@ def train(argv, prog, recipe_name):
         return
     # --restart sets the earlier run aside: this one starts afresh
     schedule_first = options.restart or earlier_run(run)
-    try:
-        # the data-bin as prepared (OUT's record), read while no preparation rewrites it
-        claim_folder(corpus.data, "read", "the corpus (OUT)", name)
-        check_corpus(corpus.data, data_bin, name)
-        claim_folder(save_dir, "write", "the checkpoints (CHECKPOINT_DIR)", name)
-    except FolderInUse as err:
-        raise Refused(f"{name}: {err}", 1) from None
+    # the data-bin as prepared (OUT's record), read while no preparation rewrites it
+    claim_folder(corpus.data, "read", "the corpus (OUT)", name)
+    check_corpus(corpus.data, data_bin, name)
+    claim_folder(save_dir, "write", "the checkpoints (CHECKPOINT_DIR)", name)
     if options.restart:
         set_aside_run(save_dir, name)
     train_into(run, values.max_update, schedule_first)
@@ -372,16 +384,21 @@ def shorten(values, options):
 
 
 def print_schedule(model, size, schedule, values, shortened, world, update_freq, log_interval,
-                   extra):
+                   extra, per_epoch=None):
     """The effective schedule, on stderr, so that --dry-run prints nothing but the command on
     stdout."""
-    # what xlpe-evaluate will find: the checkpoints of every interval, ``keep`` of them kept
-    saved = min(values.max_update // values.interval, values.keep)
+    # what xlpe-evaluate will find: the checkpoints of every interval but those at an
+    # epoch's end (epochs of ``per_epoch`` updates), ``keep`` of them kept
+    saved = numbered_checkpoints(values.max_update, values.interval, values.keep, per_epoch)
     evaluation = (f"the last {values.average} checkpoints averaged" if values.average > 0
                   else "the checkpoint with the best dev BLEU")
     if values.average > saved:
         evaluation = (f"the {saved} checkpoints saved averaged, not {values.average}"
-                      if saved >= 2 else "checkpoint_best.pt (fewer than 2 checkpoints saved)")
+                      if saved >= 2 else "checkpoint_best.pt, fewer than 2 checkpoints saved")
+        # fewer than the interval gives: epochs end where checkpoints would be saved
+        if saved < min(values.max_update // values.interval, values.keep):
+            evaluation += (f": an epoch of this corpus is {per_epoch} update(s), and fairseq "
+                           "saves none where an epoch ends")
     # the model first: the schedule is borrowed from a paper, often not the model's own
     lines = [f"training {model}, size {size}, on the schedule {schedule} (from "
              f"{values.source}):"]
