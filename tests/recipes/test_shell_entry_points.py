@@ -40,9 +40,9 @@ def test_help_exits_0_with_the_defaults(script, args, defaults):
             assert default in result.stdout, (script.name, default)
 
 
-def one_usage_error(result, message):
+def one_usage_error(result, script, message):
     assert result.returncode == 2, result.stderr
-    assert result.stderr == message + "\n", result.stderr
+    assert result.stderr == f"{script.name}: error: {message}\n", result.stderr
 
 
 def raw_corpus(tmp_path):
@@ -78,7 +78,7 @@ def test_prepare_corpus_refuses_a_bad_value_before_any_work(tmp_path, option, va
     raw = raw_corpus(tmp_path)
     given = [option] if value is None else [option, value]
     result = bash(PREPARE, "--src", "en", "--tgt", "de", *given, raw, tmp_path / "out")
-    one_usage_error(result, message)
+    one_usage_error(result, PREPARE, message)
     assert not (tmp_path / "out").exists(), "nothing is written"
 
 
@@ -93,7 +93,8 @@ def test_prepare_corpus_refuses_a_bad_setting_before_any_work(tmp_path, setting,
     result = bash(PREPARE, "--src", "en", "--tgt", "de", raw_corpus(tmp_path), tmp_path / "out",
                   env={name: value})
     assert result.returncode == 2 and result.stderr.count("\n") == 1, result.stderr
-    assert result.stderr.startswith(message or f"{name}: --device {value}: not a torch device")
+    assert result.stderr.startswith("prepare-corpus.sh: error: " + (
+        message or f"{name}: --device {value}: not a torch device"))
     assert not (tmp_path / "out").exists(), "nothing is written"
 
 
@@ -101,7 +102,7 @@ def test_prepare_corpus_takes_operands_after_a_double_dash(tmp_path):
     result = bash(PREPARE, "--src", "en", "--tgt", "de", "--", "-raw", tmp_path / "out",
                   cwd=tmp_path)
     assert result.returncode == 1, result.stderr
-    assert result.stderr == "prepare-corpus.sh: -raw: no such folder\n"
+    assert result.stderr == "prepare-corpus.sh: error: -raw: no such folder\n"
     assert not (tmp_path / "out").exists()
 
 
@@ -156,7 +157,7 @@ def test_train_reads_the_values_as_decimal_numbers(tmp_path):
 def test_train_refuses_an_empty_save_dir(tmp_path):
     result = bash(TRAIN, "transformer", prepared(tmp_path) / "data-bin", tmp_path / "ck",
                   "--save-dir", "", "--dry-run")
-    one_usage_error(result, "--save-dir must name a folder, not ''")
+    one_usage_error(result, TRAIN, "--save-dir must name a folder, not ''")
 
 
 def test_train_refuses_more_gpus_than_the_machine_has_before_any_work(tmp_path):
@@ -165,7 +166,7 @@ def test_train_refuses_more_gpus_than_the_machine_has_before_any_work(tmp_path):
     gpus = torch.cuda.device_count()
     result = bash(TRAIN, "transformer", prepared(tmp_path / "out") / "data-bin", tmp_path / "ck",
                   "--gpus", max(gpus, 1) + 1, env=stubs(tmp_path))
-    one_usage_error(result, f"--gpus must be a whole number from 1 to {gpus}, not '{gpus + 1}'"
+    one_usage_error(result, TRAIN, f"--gpus must be a whole number from 1 to {gpus}, not '{gpus + 1}'"
                     if gpus else "--gpus must be 1 on a machine without GPUs (training on the "
                     "CPU), not '2'")
     assert not (tmp_path / "ck").exists() and not (tmp_path / "calls").exists()
@@ -174,7 +175,7 @@ def test_train_refuses_more_gpus_than_the_machine_has_before_any_work(tmp_path):
 def test_train_given_one_variant_of_the_data_bin_names_the_folder_to_pass(tmp_path):
     data_bin = prepared(tmp_path) / "data-bin"
     result = bash(TRAIN, "xlpe-inxl", data_bin / "text", tmp_path / "ck", "--dry-run")
-    one_usage_error(result, f"{data_bin / 'text'} is one variant of the data-bin: pass "
+    one_usage_error(result, TRAIN, f"{data_bin / 'text'} is one variant of the data-bin: pass "
                     f"{data_bin}, the folder above, from which xlpe-inxl reads xlpe")
 
 
@@ -234,14 +235,16 @@ def test_evaluate_refuses_a_bad_value_in_one_line_before_any_work(tmp_path, opti
     result = bash(EVALUATE, prepared(tmp_path / "out"), folder, option, value,
                   env=stubs(tmp_path))
     assert result.returncode == 2 and result.stderr.count("\n") == 1, result.stderr
-    assert result.stderr.startswith(message or f"{option} must be one of: "), result.stderr
+    assert result.stderr.startswith("evaluate.sh: error: " + (
+        message or f"{option} must be one of: ")), result.stderr
     assert not (tmp_path / "calls").exists() and sorted(os.listdir(folder)) == before
 
 
 def test_evaluate_refuses_an_unknown_model_in_one_line(tmp_path):
     result = bash(EVALUATE, prepared(tmp_path / "out"), tmp_path / "ck", "--model", "bogus")
     assert result.returncode == 2 and result.stderr.count("\n") == 1, result.stderr
-    assert result.stderr.startswith("--model must be one of: transformer dpe xlpe ")
+    assert result.stderr.startswith(
+        "evaluate.sh: error: --model must be one of: transformer dpe xlpe ")
 
 
 def test_evaluate_reads_the_values_as_decimal_numbers(tmp_path):
@@ -261,7 +264,7 @@ def test_evaluate_without_the_split_says_so_before_averaging(tmp_path, missing):
     folder = trained_folder(tmp_path, "dpe", ["checkpoint_1_10.pt", "checkpoint_2_20.pt"])
     result = bash(EVALUATE, out, folder, "--subset", "valid", env=stubs(tmp_path))
     assert result.returncode == 1 and result.stderr == (
-        f"{out / missing}: no such file; has the data_prep recipe made the valid split of "
+        f"evaluate.sh: error: {out / missing}: no such file; has the data_prep recipe made the valid split of "
         f"{out}?\n"), result.stderr
     assert not (tmp_path / "calls").exists()
 
@@ -282,7 +285,7 @@ def test_evaluate_with_another_model_than_trained_names_the_model_to_pass(tmp_pa
     folder = trained_folder(tmp_path, "xlpe-inxl", [])
     result = bash(EVALUATE, prepared(tmp_path / "out"), folder, "--model", "transformer",
                   env=stubs(tmp_path))
-    one_usage_error(result, f"{folder} holds a xlpe-inxl model (xlpe-train xlpe-inxl), "
+    one_usage_error(result, EVALUATE, f"{folder} holds a xlpe-inxl model (xlpe-train xlpe-inxl), "
                     "not transformer: pass --model xlpe-inxl")
 
 
@@ -294,7 +297,7 @@ def test_train_refuses_a_folder_of_another_model_without_relabeling_it(tmp_path)
     before = (folder / "schedule.env").read_text()
     result = bash(TRAIN, "dpe", out / "data-bin", folder, env=env)
     assert result.returncode == 1 and result.stderr.splitlines()[-1] == (
-        f"train.sh: {folder} holds the checkpoints of transformer on the schedule dpe-iwslt "
+        f"train.sh: error: {folder} holds the checkpoints of transformer on the schedule dpe-iwslt "
         "(its schedule.env), not of dpe on dpe-iwslt: train into another folder, or pass "
         "--restart to start afresh (the old run is kept in a subfolder)"), result.stderr
     assert (folder / "schedule.env").read_text() == before

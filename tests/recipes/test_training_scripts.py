@@ -165,7 +165,8 @@ def test_unknown_schedule_lists_the_known_ones():
                              "--model", "dpe", "--schedule", "bogus", "--dry-run"],
                             capture_output=True, text=True)
     assert result.returncode == 2
-    assert result.stderr == "--schedule must be one of: dpe-iwslt dpe re xlpe, not 'bogus'\n"
+    assert result.stderr == ("train-wmt14-en-de.sh: error: --schedule must be one of: "
+                             "dpe-iwslt dpe re xlpe, not 'bogus'\n")
 
 
 @pytest.mark.parametrize("size, order_lambda", [("small", 0.3), ("base", 0.5), ("big", 0.5)])

@@ -142,7 +142,7 @@ def test_a_second_run_into_the_same_outdir_is_refused_naming_the_live_holder(tmp
         holder.wait()
     assert result.returncode == 1 and result.stderr.count("\n") == 1, result.stderr
     assert result.stderr.startswith(
-        f"prepare-bible-he-en.sh: {out} is in use by another run (pid {holder.pid}, "
+        f"prepare-bible-he-en.sh: error: {out} is in use by another run (pid {holder.pid}, "
         "prepare-bible-he-en.sh write, since "), result.stderr
     assert sorted(os.listdir(out)) == [".xlpe-lock"], "the refused run wrote into OUTDIR"
 

@@ -8,7 +8,6 @@ than the folder's training is refused; an unfinished training is said to be one.
 fairseq-generate, xlpe-average-checkpoints and xlpe-bleu are the logging stubs of
 tests/support/workflow_stubs.py; one test decodes nothing but reads a trained tiny
 checkpoint."""
-import argparse
 import os
 import signal
 import subprocess
@@ -20,6 +19,7 @@ import pytest
 import torch
 
 from evaluation.tiny_checkpoints import session_checkpoints
+from support.checkpoint_states import fairseq_state
 from support.interrupted_runs import default_sigint
 from support.workflow_stubs import prepared, read_only_run, stubs
 from warm_python import real_processes
@@ -186,7 +186,7 @@ def test_the_lock_refusal_names_the_live_holder_not_a_run_that_ended(tmp_path, o
         holder.kill()
         holder.wait()
     assert result.returncode == 1 and result.stderr.count("\n") == 1, result.stderr
-    assert result.stderr.startswith(f"evaluate.sh: {folder} is in use by another run (pid "
+    assert result.stderr.startswith(f"evaluate.sh: error: {folder} is in use by another run (pid "
                                     f"{holder.pid}, "), result.stderr
     assert ("train.sh write" in result.stderr) != overwritten, result.stderr
     assert f"pid {dead}" not in result.stderr, "a run that has ended holds nothing"
@@ -218,17 +218,8 @@ def test_a_linked_corpus_is_named_by_the_folder_it_links_to(tmp_path):
     for data, cwd in (("corpus", tmp_path), (".", out)):
         result = evaluate(data, folder, "--subset", "valid", env=env, cwd=cwd)
         assert result.returncode == 1 and result.stderr == (
-            f"{out}/reference/valid.en: no such file; has the data_prep recipe made the valid "
+            f"evaluate.sh: error: {out}/reference/valid.en: no such file; has the data_prep recipe made the valid "
             f"split of {out}?\n"), result.stderr
-
-
-def fairseq_state(arch, keep=5, metric="loss", weight_decay=0.0001, **model):
-    """A checkpoint's saved settings as fairseq 0.12 saves them (``cfg`` with the model's
-    Namespace), without weights."""
-    return {"model": {}, "cfg": {
-        "model": argparse.Namespace(arch=arch, **model),
-        "checkpoint": {"keep_interval_updates": keep, "best_checkpoint_metric": metric},
-        "optimizer": {"weight_decay": weight_decay}}}
 
 
 @pytest.mark.parametrize("state, refused", [
@@ -368,4 +359,5 @@ def test_the_module_runs_under_its_own_name(tmp_path):
         result.stdout + result.stderr)
     result = subprocess.run([sys.executable, "-m", "xlpe_fairseq.workflow.evaluate"],
                             capture_output=True, text=True)
-    assert result.returncode == 2 and result.stderr.startswith("usage: xlpe-evaluate DATA ")
+    assert result.returncode == 2 and result.stderr.startswith(
+        "xlpe-evaluate: error: usage: xlpe-evaluate DATA ")

@@ -148,7 +148,8 @@ def test_a_bad_models_value_is_a_usage_error(tmp_path):
     raw = write_raw(tmp_path / "raw", "en", "de")
     result = prepare("--models", "transformer,bogus", raw, tmp_path / "out")
     assert result.returncode == 2 and result.stderr.count("\n") == 1, result.stderr
-    assert result.stderr.startswith("--models must be all or models of xlpe-train")
+    assert result.stderr.startswith("xlpe-prepare: error: --models must be all or models of "
+                                    "xlpe-train")
     assert not (tmp_path / "out").exists()
 
 

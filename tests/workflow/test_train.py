@@ -119,7 +119,7 @@ def test_a_name_fairseq_cannot_take_is_refused_in_one_line_before_any_work(tmp_p
 def test_an_empty_operand_is_a_one_line_usage_error(tmp_path, args):
     result = train(*args, env={}, cwd=tmp_path)
     assert result.returncode == 2 and result.stderr.count("\n") == 1, result.stderr
-    assert result.stderr.startswith("train.sh: '' is not a "), result.stderr
+    assert result.stderr.startswith("train.sh: error: '' is not a "), result.stderr
     assert not any(tmp_path.iterdir())
 
 

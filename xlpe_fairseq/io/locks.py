@@ -66,6 +66,24 @@ def claim_folder(path, mode, what, prog):
     return real
 
 
+def check_not_written(path, what):
+    """FolderInUse naming the run that writes ``path`` now (a preparation still making it):
+    before a run that reads it looks for files not made yet."""
+    lock = os.path.join(path, LOCK_NAME)
+    try:
+        descriptor = os.open(lock, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        holders = live_holders(lock) or "which one cannot be seen from here"
+        raise FolderInUse(f"{path} is being written by another run ({holders}): wait for it to "
+                          f"end, then use it as {what}") from None
+    finally:
+        os.close(descriptor)
+
+
 def live_holders(lock):
     """The runs that hold ``lock`` open now, in words: each one's own line in the file where it
     wrote one, else its process id and program (/proc); a line of a run that has ended is

@@ -26,7 +26,7 @@ import os
 import sys
 
 from ..io import run_command
-from ..io.locks import FolderInUse, claim_folder
+from ..io.locks import claim_folder
 from ..model_registry import TRAIN_MODELS, reads_positions
 from . import prepare as xlpe_prepare
 from .prepare_settings import settings_of
@@ -81,12 +81,9 @@ def parse_arguments(argv, prog, environ):
 def prepare(argv, prog):
     name = os.path.basename(prog)
     out, arguments = parse_arguments(argv, prog, os.environ)
-    xlpe_prepare.check_name(out, "OUTDIR", name)
-    try:
-        # held for xlpe-prepare too, which this process runs
-        claim_folder(out, "write", "the corpus (OUTDIR)", name)
-    except FolderInUse as err:
-        raise Refused(f"{name}: {err}", 1) from None
+    xlpe_prepare.check_name(out, "OUTDIR")
+    # held for xlpe-prepare too, which this process runs
+    claim_folder(out, "write", "the corpus (OUTDIR)", name)
     corpus = os.path.join(out, "corpus")
     remove_stale_temporaries_of(out, ("corpus",))
     get_corpus(Steps(name, os.environ.get("XLPE_STAGE_LOG") or None), corpus)

@@ -64,7 +64,7 @@ def corpus_of_recipe(prog, recipe, argv):
     if len(argv) < count:
         raise Refused(f"usage: {prog} {recipe.usage}", 2)
     if "" in argv[:count]:
-        raise Refused(f"{os.path.basename(prog)}: '' is not a "
+        raise Refused("'' is not a "
                       f"{recipe.operands.split()[argv.index('')]}: an empty operand (an unset "
                       "variable?)", 2)
     pair, data = (recipe.pair, argv[0]) if count == 1 else argv[:2]

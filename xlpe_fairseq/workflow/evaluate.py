@@ -55,7 +55,7 @@ import sys
 
 from ..data.positions_note import positions_note
 from ..io import InputError, run_command
-from ..io.locks import FolderInUse, claim_folder
+from ..io.locks import check_not_written, claim_folder
 from ..io.provenance import RECORD, read_record, verify_corpus
 from ..io.work_folders import check_work_folder
 from ..model_registry import (
@@ -72,6 +72,7 @@ from .script_options import (
     Refused,
     ScriptHelpFormatter,
     check_folder_name,
+    check_outside_corpus,
     number,
     one_of,
     read_settings,
@@ -245,6 +246,9 @@ def evaluate(argv, prog):
     # every path from here on as the folder is, links resolved: messages name the real
     # folders, and a folder named like an option is never taken for one
     data, save_dir = os.path.realpath(data), os.path.realpath(save_dir)
+    check_outside_corpus(save_dir, data, "SAVE_DIR")
+    # a corpus still being prepared lacks its files: the preparation is named, not them
+    check_not_written(data, "the corpus (OUT)")
     recipe_env = os.path.join(data, "recipe.env")
     if not os.path.exists(recipe_env):
         raise Refused(f"{recipe_env}: no such file; is {data} a data_prep recipe's OUTDIR?", 1)
@@ -306,7 +310,7 @@ def evaluate(argv, prog):
     if not dry_run:
         unprepared = positions_note(data_bin, subset) if reads_positions(model) else None
         if unprepared:
-            raise Refused(f"{name}: {unprepared}", 1)
+            raise Refused(unprepared, 1)
         if not os.path.isdir(save_dir):
             raise Refused(f"{save_dir}: no such folder; the checkpoint folder of "
                           "xlpe-train", 1)
@@ -327,11 +331,8 @@ def evaluate(argv, prog):
         # the first write: OUT read while no preparation rewrites it, SAVE_DIR written by one
         # run at a time; then OUT as its record has it, and this run's outputs only (a failure
         # leaves no earlier run's scores beside its report)
-        try:
-            claim_folder(data, "read", "the corpus (OUT)", name)
-            claim_folder(save_dir, "write", "the checkpoints (SAVE_DIR)", name)
-        except FolderInUse as err:
-            raise Refused(f"{name}: {err}", 1) from None
+        claim_folder(data, "read", "the corpus (OUT)", name)
+        claim_folder(save_dir, "write", "the checkpoints (SAVE_DIR)", name)
         for warning in verify_corpus(data, os.path.basename(data_bin), subset):
             print(f"{name}: warning: {warning}", file=sys.stderr)
         for path in outputs.values():

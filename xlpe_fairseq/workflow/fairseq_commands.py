@@ -104,4 +104,4 @@ def decode(generate, output, log, name):
             raise_plugin_error(lines)
             for line in lines[-20:]:
                 print(line, file=sys.stderr)
-            raise Refused(f"{name}: fairseq-generate failed; its whole report: {log}", 1)
+            raise Refused(f"fairseq-generate failed; its whole report: {log}", 1)

@@ -42,7 +42,7 @@ import os
 import shlex
 import shutil
 
-from ..io.outputs import atomic_output
+from ..io.outputs import atomic_output, open_output
 from ..text.tokenization import TOKENIZATION
 from .steps import module, remove
 
@@ -125,7 +125,8 @@ def align(steps, s, bpe, src, tgt, splits, name, skip_name, options=()):
     alignment = os.path.join(bpe, f".all.align.{os.getpid()}.tmp")
     try:
         for lang, path in joined.items():
-            with open(path, "wb") as stream:
+            # (a write that fails, a full disk, names the file)
+            with open_output(path) as stream:
                 for split in splits:
                     with open(os.path.join(bpe, f"{split}.{lang}"), "rb") as part:
                         shutil.copyfileobj(part, stream)

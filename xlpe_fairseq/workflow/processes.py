@@ -2,6 +2,7 @@
 workflow command (Ctrl-C, SIGTERM, an error), never through a shell."""
 import ctypes
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -21,9 +22,20 @@ def _start_in_own_group():
         ctypes.CDLL(None).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
 
 
+def program(name):
+    """The path of the program ``name``: on PATH, else beside this Python (the commands of a
+    virtual environment that is not activated); ToolError where neither has it."""
+    found = shutil.which(name) or shutil.which(name, path=os.path.dirname(sys.executable))
+    if found is None:
+        raise ToolError(f"{name}: no such command; is the environment with xlpe-fairseq and "
+                        "fairseq active?")
+    return found
+
+
 def start_child(command, **options):
-    """Start ``command`` (a list of words; no shell) in its own process group; ``options``
-    go to subprocess.Popen (streams, environment)."""
+    """Start ``command`` (a list of words; no shell; its program found by ``program``) in its
+    own process group; ``options`` go to subprocess.Popen (streams, environment)."""
+    command = [program(command[0]) if os.sep not in command[0] else command[0], *command[1:]]
     with termination_deferred():
         try:
             return subprocess.Popen(command, preexec_fn=_start_in_own_group, **options)

@@ -54,12 +54,14 @@ import sys
 import textwrap
 from types import SimpleNamespace
 
+from ..data.positions_note import positions_note
 from ..io import run_command
-from ..model_registry import TRAIN_MODELS, TRAIN_SIZES, default_schedule, flags, variant
-from ..io.locks import FolderInUse, claim_folder
+from ..io.locks import check_not_written, claim_folder
 from ..io.provenance import verify_corpus
+from ..model_registry import TRAIN_MODELS, TRAIN_SIZES, default_schedule, flags, variant
 from .checkpoint_folder import earlier_run, set_aside_run, write_schedule
 from .dataset_recipes import RECIPES, corpus_of_recipe
+from .epoch_length import updates_per_epoch
 from .fairseq_commands import run_training, train_command
 from .language_pairs import data_bin_pair
 from .processes import run_step
@@ -68,6 +70,7 @@ from .script_options import (
     Refused,
     ScriptHelpFormatter,
     check_folder_name,
+    check_outside_corpus,
     one_of,
     positive,
     whole,
@@ -198,11 +201,11 @@ def corpus_of_train_sh(prog, argv):
     (corpus, the options for ``train``)."""
     if "" in argv[:3]:
         which = ("MODEL", "DATA_DIR", "CHECKPOINT_DIR")[argv.index("")]
-        raise Refused(f"{os.path.basename(prog)}: '' is not a {which}: an empty operand (an "
+        raise Refused(f"'' is not a {which}: an empty operand (an "
                       "unset variable?)", 2)
     if len(argv) < 3 or any(word.startswith("-") for word in argv[:3]):
-        raise Refused(f"usage: {prog} {TRAIN_USAGE}\nMODEL: transformer xlpe-inxl xlpe-headxl "
-                      "xlpe-combination dpe re-encoder re-decoder re-both", 2)
+        raise Refused(f"usage: {prog} {TRAIN_USAGE} (MODEL: transformer xlpe-inxl xlpe-headxl "
+                      "xlpe-combination dpe re-encoder re-decoder re-both)", 2)
     model, data_bin, save_dir = argv[:3]
     options = argv[3:argv.index("--")] if "--" in argv else argv[3:]
     if "--model" in options:
@@ -214,6 +217,9 @@ def corpus_of_train_sh(prog, argv):
     if os.path.isdir(os.path.join(data_bin, "data-bin")):
         data_bin = os.path.join(data_bin, "data-bin")
     parent = os.path.dirname(data_bin)
+    # a corpus still being prepared lacks its files: the preparation is named, not them
+    for folder in dict.fromkeys((data_bin, parent)):
+        check_not_written(folder, "the corpus (OUT)")
     if (not os.path.isdir(os.path.join(data_bin, "text"))
             and os.path.isdir(os.path.join(parent, "text"))
             and os.path.basename(data_bin) in ("text", "dpe", "xlpe")):
@@ -294,8 +300,11 @@ def train(argv, prog, recipe_name):
     for path, what in ((corpus.data, "the corpus (OUT)"),
                        (save_dir, "the checkpoints (CHECKPOINT_DIR)")):
         check_folder_name(path, what)
+    check_outside_corpus(save_dir, corpus.data, "CHECKPOINT_DIR")
+    per_epoch = updates_per_epoch(data_bin, corpus.src, corpus.tgt, values.max_tokens, world,
+                                  update_freq, values.max_update)
     print_schedule(model, size, schedule, values, shortened, world, update_freq, log_interval,
-                   options.extra, paper_tokens)
+                   options.extra, paper_tokens, per_epoch)
     if options.dry_run:
         print(shlex.join(command))
         return
@@ -303,6 +312,11 @@ def train(argv, prog, recipe_name):
     if not os.path.exists(dictionary):
         raise Refused(f"{dictionary}: no such file; run the data_prep recipe into {corpus.data} "
                       "first", 1)
+    # positions an XL PE model reads in every split, which an OUT prepared without the
+    # preorderer lacks on purpose: refused here, not once a cluster job has started
+    unprepared = positions_note(data_bin, "valid") if variant(model) == "xlpe" else None
+    if unprepared:
+        raise Refused(unprepared, 1)
     run = SimpleNamespace(name=name, model=model, size=size, schedule=schedule,
                           save_dir=save_dir, data_bin=data_bin, command=command, resume=resume,
                           log_interval=log_interval)
@@ -313,13 +327,10 @@ def train(argv, prog, recipe_name):
         return
     # --restart sets the earlier run aside: this one starts afresh
     schedule_first = options.restart or earlier_run(run)
-    try:
-        # the data-bin as prepared (OUT's record), read while no preparation rewrites it
-        claim_folder(corpus.data, "read", "the corpus (OUT)", name)
-        check_corpus(corpus.data, data_bin, name)
-        claim_folder(save_dir, "write", "the checkpoints (CHECKPOINT_DIR)", name)
-    except FolderInUse as err:
-        raise Refused(f"{name}: {err}", 1) from None
+    # the data-bin as prepared (OUT's record), read while no preparation rewrites it
+    claim_folder(corpus.data, "read", "the corpus (OUT)", name)
+    check_corpus(corpus.data, data_bin, name)
+    claim_folder(save_dir, "write", "the checkpoints (CHECKPOINT_DIR)", name)
     if options.restart:
         set_aside_run(save_dir, name)
     train_into(run, values.max_update, schedule_first)

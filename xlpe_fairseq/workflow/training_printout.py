@@ -6,6 +6,7 @@ stdout."""
 import os
 import sys
 
+from .epoch_length import numbered_checkpoints
 from .schedules import SCHEDULE_SETTINGS
 
 # fairseq's --log-interval default; on the CPU, where an update of a real corpus takes a
@@ -57,16 +58,21 @@ def batch_line(max_tokens, world, update_freq, paper_tokens, paper_gpus, cpu=Fal
 
 
 def print_schedule(model, size, schedule, values, shortened, world, update_freq, logged,
-                   extra, paper_tokens):
+                   extra, paper_tokens, per_epoch=None):
     """The effective schedule, on stderr."""
-    # what xlpe-evaluate will find: the checkpoints of every interval, ``keep`` of them kept
-    saved = min(values.max_update // values.interval, values.keep)
+    # what xlpe-evaluate will find: the checkpoints of every interval but those at an
+    # epoch's end (epochs of ``per_epoch`` updates), ``keep`` of them kept
+    saved = numbered_checkpoints(values.max_update, values.interval, values.keep, per_epoch)
     metric = SCHEDULE_SETTINGS[schedule]["best_checkpoint_metric"][0]
     evaluation = (f"the last {values.average} checkpoints averaged" if values.average > 0
                   else f"the checkpoint with the best dev {'BLEU' if metric == 'bleu' else metric}")
     if values.average > saved:
         evaluation = (f"the {saved} checkpoints saved averaged, not {values.average}"
-                      if saved >= 2 else "checkpoint_best.pt (fewer than 2 checkpoints saved)")
+                      if saved >= 2 else "checkpoint_best.pt, fewer than 2 checkpoints saved")
+        # fewer than the interval gives: epochs end where checkpoints would be saved
+        if saved < min(values.max_update // values.interval, values.keep):
+            evaluation += (f": an epoch of this corpus is {per_epoch} update(s), and fairseq "
+                           "saves none where an epoch ends")
     # the model first: the schedule is borrowed from a paper, often not the model's own
     lines = [f"training {model}, size {size}, on the schedule {schedule} (from "
              f"{values.source}):"]

@@ -172,7 +172,7 @@ def two_pass(argv, prog):
                    "--destdir", dest, *options]
         with open(f"{dest}.log", "w", encoding="utf-8") as log:
             if run_child(launched(command), stdout=log, stderr=log):
-                raise Refused(f"{name}: fairseq-preprocess failed; its report: {dest}.log", 1)
+                raise Refused(f"fairseq-preprocess failed; its report: {dest}.log", 1)
         # --only-source writes no target dictionary, which fairseq-generate still reads
         if not os.path.isfile(os.path.join(dest, f"dict.{pair_tgt}.txt")):
             shutil.copy(dictionary(pair_tgt), os.path.join(dest, f"dict.{pair_tgt}.txt"))

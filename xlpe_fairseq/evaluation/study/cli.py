@@ -45,6 +45,7 @@ def run_study(args):
     for model in args.models:
         study.flags(model)
         study.train_command(model, args.seeds[0])  # what it refuses, it refuses before training
+        study.check_positions(model)
         for _, test_positions in study.evaluations(model):
             study.data_bin(model, test_positions)
     # read before the work folder is made; the gold and BPE text, which xlpe-aer reads only
