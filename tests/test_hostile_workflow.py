@@ -206,8 +206,8 @@ TRAIN_AND_EVALUATE = {
         "--schedule", "dpe-iwslt", "--average", "0"], 1,
         ("{tmp}/ck/checkpoint_best.pt", "transformer_dpe")),
     "train: an option without its value": Probe("xlpe-train", lambda s: [
-        "transformer", str(prepared(s.tmp / "out") / "data-bin"), str(s.tmp / "ck"), "--model"],
-        2, ("--model needs a value",)),
+        "transformer", str(prepared(s.tmp / "out") / "data-bin"), str(s.tmp / "ck"), "--size"],
+        2, ("--size needs a value",)),
     "evaluate: no operands": Probe("xlpe-evaluate", lambda s: [], 2, ("usage: xlpe-evaluate",)),
 }
 

@@ -81,7 +81,7 @@ def test_a_broken_pipe_of_another_file_is_not_taken_for_a_closed_stdout():
      "out/train.log: No space left on device"),
     (PermissionError(13, "Permission denied", "ck/schedule.env"),
      "ck/schedule.env: Permission denied"),
-    (OSError(18, "Invalid cross-device link", "a/.x.tmp", "b/x"),
+    (OSError(18, "Invalid cross-device link", "a/.x.tmp", None, "b/x"),
      "a/.x.tmp and b/x: Invalid cross-device link"),
     (OSError(5, "Input/output error"), "Input/output error"),
 ])

@@ -282,7 +282,8 @@ def test_a_target_tokenized_when_prepared_is_scored_against_its_detokenized_refe
     which xlpe-bleu detokenizes as it detokenizes the hypotheses."""
     env = stubs(tmp_path)
     out, folder = prepared(tmp_path / "out"), checkpoint_folder(tmp_path / "ck")
-    (out / "recipe.env").write_text(f"SRC=fr\nTGT=en\n{recipe}RAW={out / 'raw'}\n")
+    (out / "recipe.env").write_text(f"SRC=fr\nTGT=en\n{recipe}RAW={out / 'raw'}\n"
+                                    "TOKENIZATION=reversible\n")
     record_corpus(str(out), str(out / "raw"), "fr", "en", {}, ["prepare-corpus.sh"])
     result = evaluate(out, folder, "--average", "0", env=env)
     assert result.returncode == 0, result.stderr

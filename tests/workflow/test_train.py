@@ -19,7 +19,7 @@ from support.interrupted_runs import default_sigint
 from support.workflow_stubs import prepared, read_only_run, stubs
 from warm_python import real_processes
 from xlpe_fairseq.io import Terminated
-from xlpe_fairseq.workflow import train as train_workflow
+from xlpe_fairseq.workflow import fairseq_commands, train as train_workflow
 from xlpe_fairseq.workflow.evaluate import unfinished_training
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -140,9 +140,9 @@ def test_the_progress_is_shown_while_training(tmp_path):
                        "    print(f'epoch 001:  {update} / 6 loss=1.0, num_updates={update}, "
                        "ups=1.0', flush=True)\n    time.sleep(0.2)")
     save_dir = tmp_path / "ck"
-    progress = [line for line in result.stderr.splitlines() if line.startswith("train.sh: update ")]
+    result = train("transformer", out, save_dir, "--max-update", "30", env=env)
     assert result.returncode == 0, result.stderr
-    progress = [line for line in result.stderr.splitlines() if " update " in line]
+    progress = [line for line in result.stderr.splitlines() if line.startswith("train.sh: update ")]
     assert progress[0] == "train.sh: update 2/30", result.stderr
     assert progress[2].startswith("train.sh: update 6/30, ") and progress[2].endswith(" left"), (
         progress)
@@ -190,7 +190,7 @@ def test_a_stopped_training_says_what_was_saved_and_the_command_that_resumes(
             read(line)
         raise Terminated(143)
 
-    monkeypatch.setattr(train_workflow, "run_with_report", report_then_sigterm)
+    monkeypatch.setattr(fairseq_commands, "run_with_report", report_then_sigterm)
     with pytest.raises(Terminated):
         train_workflow.main(["transformer", str(out), str(save_dir), "--max-update", "300",
                              *restart])

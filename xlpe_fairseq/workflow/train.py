@@ -210,8 +210,7 @@ def corpus_of_train_sh(prog, argv):
     options = argv[3:argv.index("--")] if "--" in argv else argv[3:]
     if "--model" in options:
         # one way to name the model: the first operand
-        raise Refused(f"{os.path.basename(prog)}: the model is the first operand, not --model: "
-                      f"{prog} {TRAIN_USAGE}", 2)
+        raise Refused(f"the model is the first operand, not --model: {prog} {TRAIN_USAGE}", 2)
     # links resolved: OUT is the folder above the data-bin itself, not above a link to it
     data_bin = os.path.realpath(data_bin)
     if os.path.isdir(os.path.join(data_bin, "data-bin")):

@@ -144,8 +144,8 @@ class Study:
         """InputError unless the data-bin ``model`` trains on holds the reorder positions it
         learns from (DPE's order targets, in train) or reads (XL PE's, in train and valid):
         found before any training, not once the row's training has started."""
-        flags, reads = self.flags(model)
-        if (not reads and not learns_order(flags)) or "--preorderer" in shlex.split(
+        reads = self.reads_positions(model)
+        if (not reads and not learns_order(self.definition(model)[0])) or "--preorderer" in shlex.split(
                 self.args.train_args):
             return
         data_bin = self.data_bin(model)
