@@ -8,11 +8,11 @@ STAMP := $(VENV)/.xlpe-installed
 # exact versions of everything but torch, so a clone next month installs the same stack
 PIP_INSTALL := $(BIN)/pip install -q -c constraints.txt
 
-.PHONY: setup test demo benchmark
+.PHONY: setup test test-fast demo benchmark
 
 setup: $(STAMP)
 
-$(STAMP): setup.py constraints.txt scripts/install_eflomal.sh
+$(STAMP): setup.py constraints.txt scripts/install_eflomal.sh xlpe_fairseq_cli/install_eflomal.py
 	$(PYTHON) -m venv $(VENV)
 	$(PIP_INSTALL) --upgrade pip wheel setuptools Cython
 	$(PIP_INSTALL) "$(TORCH)"
@@ -26,6 +26,10 @@ $(STAMP): setup.py constraints.txt scripts/install_eflomal.sh
 # one test process per core; a file's tests stay in one process, which builds its fixtures once
 test: $(STAMP)
 	$(BIN)/python -m pytest tests -q -n auto --dist loadfile
+
+# the fast tier: the unit tests, in minutes (docs/testing.md)
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest tests -q -n auto --dist loadfile -m unit
 
 demo: $(STAMP)
 	PATH="$(abspath $(BIN)):$$PATH" bash examples/demo.sh $(DEMO_ARGS)

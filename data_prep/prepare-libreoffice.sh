@@ -3,13 +3,17 @@
 # MPL-2.0), prepared for fairseq-train --task translation_reorder with DPE (train) and BTG +
 # preorderer (XL PE) reorder positions. See docs/recipes/libreoffice.md.
 #
-#   data_prep/prepare-libreoffice.sh [--raw-dir DIR] PAIR OUTDIR     PAIR: SRC-TGT, e.g. en-de, en-tr
+#   data_prep/prepare-libreoffice.sh [--raw-dir DIR] PAIR OUTDIR
 #
-# Each language is a Debian help package: en is libreoffice-help-en-us (help folder en-US),
-# any other code XX is libreoffice-help-XX (folder XX), e.g. de, tr, hi, ja, ko.
+# PAIR: SRC-TGT, e.g. en-de, en-tr, zh-CN-en, en-pt-BR (any case: zh-cn-en). Each language is
+# a Debian help package, libreoffice-help-CODE with the code in lower case (zh-CN:
+# libreoffice-help-zh-cn, help folder zh-CN; en: libreoffice-help-en-us, folder en-US); a
+# code Debian has no package for is refused in one line that lists the codes it has
+# (apt-cache's). The files are named with the code as LibreOffice writes it: train.zh-CN.
 # --raw-dir DIR  start from untokenized {train,valid,test}.{SRC,TGT} in DIR instead of
 #                downloading the packages (apt-get download; run apt-get update first if
-#                apt knows no candidate version). Options go before or after the operands.
+#                apt knows no libreoffice-help package). Options go before or after the
+#                operands.
 # The paired paragraphs then go through data_prep/prepare-corpus.sh with this corpus's
 # settings: 10000 joint merges, one joined dictionary, at most 250 tokens a side.
 # Needs xlpe-fairseq installed in the active environment. A rerun skips each step whose
@@ -26,16 +30,92 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 source "$HERE/lib.sh"
 
 usage() {
-    echo "usage: $0 [--raw-dir DIR] SRC-TGT OUTDIR   (e.g. en-de, en-tr)" >&2
+    echo "usage: $0 [--raw-dir DIR] SRC-TGT OUTDIR   (e.g. en-de, en-tr, zh-CN-en)" >&2
     exit 2
 }
+
+# help_code CODE: a code as LibreOffice's help folders write it (zh-cn, zh_CN: zh-CN; sr-latn:
+# sr-Latn), the language in lower case, a region in capitals, a script capitalized
+help_code() {
+    local subtag code=
+    IFS=- read -ra subtags <<<"${1//_/-}"
+    for subtag in "${subtags[@]}"; do
+        if [[ -z $code ]]; then
+            code=${subtag,,}
+        elif ((${#subtag} == 2)); then
+            code+=-${subtag^^}
+        elif ((${#subtag} == 4)); then
+            subtag=${subtag,,}
+            code+=-${subtag^}
+        else
+            code+=-${subtag,,}
+        fi
+    done
+    echo "$code"
+}
+# help_package CODE, help_folder CODE: a language's Debian package and its folder under help/
+help_package() { [[ $1 == en ]] && echo libreoffice-help-en-us || echo "libreoffice-help-${1,,}"; }
+help_folder() { [[ $1 == en ]] && echo en-US || echo "$1"; }
+
+# debian_codes: the codes of apt's libreoffice-help-* packages as LibreOffice writes them
+# (en-GB, zh-CN), and en (en-US, the recipe's English), one a line
+debian_codes() {
+    local package
+    for package in $(apt-cache pkgnames libreoffice-help- 2>/dev/null); do
+        [[ $package == libreoffice-help-common ]] || help_code "${package#libreoffice-help-}"
+    done | sort
+}
+
+# split_pair PAIR CODES...: SRC and TGT, the one reading of PAIR (SRC-TGT, each code holding
+# '-' or not) whose two sides are among CODES, compared in any case and with '-' or '_', and
+# set as CODES write them; status 1 where no reading, or more than one, is
+split_pair() {
+    local pair=${1//_/-} code i left right found=()
+    local -A written=()
+    shift
+    for code in "$@"; do
+        left=${code//_/-}
+        written[${left,,}]=$code
+    done
+    for ((i = 1; i < ${#pair}; i++)); do
+        [[ ${pair:i:1} == - ]] || continue
+        left=${pair:0:i} right=${pair:i+1}
+        left=${written[${left,,}]:-} right=${written[${right,,}]:-}
+        [[ -n $left && -n $right ]] && found+=("$left $right")
+    done
+    ((${#found[@]} == 1)) || return 1
+    read -r SRC TGT <<<"${found[0]}"
+}
+
 parse_raw_dir_option "$@"
 [[ ${#OPERANDS[@]} -eq 2 ]] || usage
 PAIR=${OPERANDS[0]}
 OUT=${OPERANDS[1]}
-[[ $PAIR =~ ^([a-z]{2,3})-([a-z]{2,3})$ ]] || usage
-SRC=${BASH_REMATCH[1]}
-TGT=${BASH_REMATCH[2]}
+[[ $PAIR =~ ^[A-Za-z]{2,3}([-_][A-Za-z0-9]{2,8})*-[A-Za-z]{2,3}([-_][A-Za-z0-9]{2,8})*$ ]] || usage
+if [[ -n $RAW ]]; then
+    # the codes of RAW's files (train.CODE) read the pair
+    mapfile -t codes < <(find "$RAW" -maxdepth 1 -name 'train.*' -printf '%f\n' 2>/dev/null |
+        sed 's/^train\.//')
+    if ! split_pair "$PAIR" "${codes[@]}"; then
+        echo "$0: --raw-dir $RAW: no train.SRC and train.TGT of a reading of $PAIR (its files:" \
+            "${codes[*]:-none}); name them with the codes as LibreOffice writes them, e.g." \
+            "train.zh-CN" >&2
+        exit 2
+    fi
+else
+    mapfile -t codes < <(debian_codes)
+    if ((${#codes[@]} == 0)); then
+        echo "$0: apt knows no libreoffice-help package: run apt-get update" >&2
+        exit 1
+    fi
+    # en is en-US, the English the help is written in
+    [[ " ${codes[*]} " == *" en-US "* ]] && codes=(en "${codes[@]}")
+    split_pair "$PAIR" "${codes[@]}" || {
+        echo "$0: $PAIR: Debian has LibreOffice help (libreoffice-help-CODE) for the codes" \
+            "${codes[*]}" >&2
+        exit 2
+    }
+fi
 [[ $SRC != "$TGT" ]] || usage
 # ~39k unique pairs for en-de (~24k for en-tr), mostly short UI strings: 10k joint merges as for
 # the 160k-pair IWSLT'14 setups of fairseq would already split little; more would leave merges
@@ -46,14 +126,10 @@ JOINED_DICT=${JOINED_DICT:-1}
 # The German help is fully translated: its identical pairs (9%) are code, formulas and names
 # that read the same in both languages, and the en-de corpus was measured with them. Other
 # languages fall back to English for what is not translated (Turkish 40% of the pairs).
-case $PAIR in
+case $SRC-$TGT in
     en-de | de-en) DROP_IDENTICAL=${DROP_IDENTICAL:-0} ;;
     *) DROP_IDENTICAL=${DROP_IDENTICAL:-1} ;;
 esac
-
-# help_package LANG, help_folder LANG: a language's Debian package and its folder under help/
-help_package() { [[ $1 == en ]] && echo libreoffice-help-en-us || echo "libreoffice-help-$1"; }
-help_folder() { [[ $1 == en ]] && echo en-US || echo "$1"; }
 
 if [[ -z $RAW ]]; then
     RAW=$OUT/raw

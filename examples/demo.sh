@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
-# The README's demo (`make demo`): real Hebrew->English data from PyPI, prepared by the
-# plugin's own pipeline; fairseq's `transformer` and the plugin's models trained with
-# identical small settings (examples/demo_settings.sh); the whole test split translated;
-# detokenized sacreBLEU for each.
+# The README's demo (`make demo`): real Hebrew->English data from PyPI, prepared by
+# xlpe-prepare (data_prep/prepare-bible-he-en.sh); fairseq's `transformer` and the plugin's
+# models trained by xlpe-train at the demo size, on the demo schedule (identical settings for
+# every model); the whole test split translated and scored by xlpe-evaluate (detokenized
+# sacreBLEU and chrF).
 #
 #   examples/demo.sh [--updates N] [--models "transformer dpe ..."] [--work DIR] [--gpu]
 #
-# --updates   training updates per model (default 500 on CPU: about four minutes each on 2 cores)
-# --models    any of (default "transformer dpe"):
+# --updates   training updates per model (default 500, the demo schedule's: about four
+#             minutes each on 2 cores)
+# --models    any of xlpe-study's models (default "transformer dpe"; docs/models.md):
 #               transformer       fairseq's transformer
 #               dpe               transformer_dpe (Zheng et al. 2021)
 #               re-encoder re-decoder re-both
@@ -28,13 +30,14 @@
 #                                 transformer_rope, transformer_alibi, transformer_t5_bias
 #               two-pass          baseline: reordering + translation Transformers (DPE §3.1,
 #                                 examples/two_pass.sh)
-#             The xlpe-* models read DIR/data/data-bin-xlpe (BTG oracle positions for train,
-#             preorderer ones for valid/test), prepared only when one of them is asked for;
-#             XLPE_TRAIN_POSITIONS=predicted in the environment trains them on the
-#             preorderer's positions instead (see data_prep/prepare-bible-he-en.sh)
+#             The xlpe-* models and encoder-free-inxl read DIR/data/data-bin/xlpe (BTG oracle
+#             positions for train, preorderer ones for valid/test); the preorderer is trained
+#             only when one of them is asked for; XLPE_TRAIN_POSITIONS=predicted in the
+#             environment trains them on the preorderer's positions instead (see xlpe-prepare)
 # --work      output folder (default work/demo); data preparation is reused on rerun, the
-#             listed models are trained afresh; DIR/results.md lists every model in DIR
-# --gpu       train and decode on the GPU with --fp16 (use with a larger --updates)
+#             listed models are trained afresh, each into DIR/MODEL/checkpoints (xlpe-train's
+#             and xlpe-evaluate's files); DIR/results.md lists every model in DIR
+# --gpu       train and decode on the GPU, training with --fp16 (use with a larger --updates)
 #
 # On one machine and stack, a CPU run's numbers depend neither on its cores nor on its load:
 # eflomal runs seeded, and examples/demo_settings.sh fixes torch's thread count (DEMO_THREADS
@@ -49,7 +52,8 @@ source "$HERE/data_prep/options.sh"
 source "$HERE/examples/demo_settings.sh"
 UPDATES=$DEMO_UPDATES
 MODELS="transformer dpe"
-DEVICE_FLAGS=(--cpu)
+TRAIN_DEVICE=(--cpu)
+EVALUATE_DEVICE=(--cpu)
 GPU_FLAG=()
 # each value checked as it is read, an empty one too, before any work
 while [[ $# -gt 0 ]]; do
@@ -61,7 +65,7 @@ while [[ $# -gt 0 ]]; do
                 echo "--models must name at least one model, not '$2'" >&2
                 exit 2
             fi
-            MODELS=${2//transformer-4e/transformer-deep}
+            MODELS=$2
             shift 2 ;;
         --work)
             if [[ -z $2 ]]; then
@@ -70,78 +74,32 @@ while [[ $# -gt 0 ]]; do
             fi
             WORK=$2
             shift 2 ;;
-        --gpu) DEVICE_FLAGS=(--fp16); GPU_FLAG=(--gpu); shift ;;
+        --gpu) TRAIN_DEVICE=(--fp16); EVALUATE_DEVICE=(); GPU_FLAG=(--gpu); shift ;;
         -h | --help) show_help "$0" ;;
         *) echo "unknown option $1 (see $0 --help)" >&2; exit 2 ;;
     esac
 done
 export PYTHONWARNINGS=ignore
-USER_DIR=$HERE/xlpe_fairseq
 DATA=$WORK/data
-BIN=$DATA/data-bin
 
-XLPE_BIN=$DATA/data-bin-xlpe
-PREORDER_SCORE=$DATA/preorderer.test-score.txt
-XLPE=0
-for model in $MODELS; do
-    if [[ $model == xlpe-* || $model == encoder-free-inxl ]]; then
-        XLPE=1
-    fi
-done
+# The models by the model registry's names (an alias by its model's), each known, and whether
+# one reads XL PE's positions (the preorderer is prepared for it): a wrong name fails now,
+# not after data preparation
+CHECKED=$(python - "$MODELS" <<'PY'
+import sys
 
-demo_settings "$UPDATES"
-COMMON=(
-    --user-dir "$USER_DIR" --task translation_reorder --source-lang he --target-lang en
-    "${DEMO_SETTINGS[@]}" "${DEVICE_FLAGS[@]}"
-)
-# fairseq's lstm has neither feed-forward blocks nor attention heads, and refuses their options;
-# its hidden size is the demo's width
-LSTM_COMMON=()
-for ((k = 0; k < ${#COMMON[@]}; k++)); do
-    case ${COMMON[k]} in
-        --encoder-ffn-embed-dim | --decoder-ffn-embed-dim | --encoder-attention-heads | \
-            --decoder-attention-heads) k=$((k + 1)) ;;
-        --encoder-embed-dim) LSTM_UNITS=${COMMON[k + 1]}; LSTM_COMMON+=("${COMMON[k]}") ;;
-        *) LSTM_COMMON+=("${COMMON[k]}") ;;
-    esac
-done
+from xlpe_fairseq.model_registry import ALIASES, STUDY_MODELS, reads_positions
 
-model_flags() {
-    case $1 in
-        transformer) echo --arch transformer ;;
-        dpe) echo --arch transformer_dpe --order-lambda 0.5 ;;
-        re-encoder|re-decoder|re-both) echo --arch transformer_reorder_emb --reorder-emb "${1#re-}" ;;
-        xlpe-inxl|xlpe-headxl|xlpe-combination)
-            echo --arch transformer_xlpe --xlpe-mode "${1#xlpe-}" --xlpe-heads 1 ;;
-        # the demo's size with the presets' one change: encoder depth
-        transformer-deep) echo --arch transformer --encoder-layers 4 ;;
-        encoder-free) echo --arch transformer --encoder-layers 0 ;;
-        encoder-free-inxl) echo --arch transformer_xlpe --xlpe-mode inxl --encoder-layers 0 ;;
-        encoder-free-nopos) echo --arch transformer_relpe --encoder-layers 0 \
-            --relative-positions-in none --absolute-positions decoder ;;
-        encoder-free-relpe) echo --arch transformer_relpe --encoder-layers 0 \
-            --relative-positions-in decoder --absolute-positions decoder ;;
-        relpe|rope|alibi) echo --arch "transformer_$1" ;;
-        t5-bias) echo --arch transformer_t5_bias ;;
-        lstm) echo --arch lstm_6l_wmt_en_de --encoder-hidden-size "$LSTM_UNITS" \
-            --decoder-hidden-size "$LSTM_UNITS" --decoder-out-embed-dim "$LSTM_UNITS" ;;
-        *) echo "unknown model $1" >&2; return 2 ;;
-    esac
-}
-
-# XL PE models need pos_XL for every split, which only data-bin-xlpe has.
-model_data() {
-    if [[ $1 == xlpe-* || $1 == encoder-free-inxl ]]; then
-        echo "$XLPE_BIN"
-    else
-        echo "$BIN"
-    fi
-}
-
-# an unknown model name fails now, not after data preparation
-for model in $MODELS; do
-    [[ $model == two-pass ]] || model_flags "$model" >/dev/null
-done
+names = [ALIASES.get(name, name) for name in sys.argv[1].split()]
+for name in names:
+    if name not in (*STUDY_MODELS, "two-pass"):
+        sys.exit(f"unknown model {name}")
+print(" ".join(names))
+print(int(any(reads_positions(name) for name in names)))
+PY
+) || exit 2
+MODELS=${CHECKED%$'\n'*}
+XLPE=${CHECKED##*$'\n'}
 # two_pass.sh averages the last 5 checkpoints of its Transformers
 if [[ " $MODELS " == *" two-pass "* ]] && ((UPDATES < 5)); then
     echo "--updates must be at least 5 for two-pass (it averages 5 checkpoints), not" \
@@ -156,38 +114,28 @@ for model in $MODELS; do
             --updates "$UPDATES" "${GPU_FLAG[@]}"
         continue
     fi
-    flags=$(model_flags "$model")
-    data=$(model_data "$model")
-    common=("${COMMON[@]}")
-    [[ $model == lstm ]] && common=("${LSTM_COMMON[@]}")
     out=$WORK/$model
-    # a rerun trains from scratch: fairseq would otherwise resume from checkpoint_last.pt
+    # a rerun trains from scratch: xlpe-train would otherwise continue the run in the folder
     rm -rf "$out"
     mkdir -p "$out"
     echo "== train $model ($UPDATES updates)" >&2
     start=$EPOCHREALTIME
-    # shellcheck disable=SC2086  # $flags is a list of options
-    fairseq-train "$data" "${common[@]}" $flags --save-dir "$out/checkpoints" >"$out/train.log" 2>&1 \
-        || { tail -30 "$out/train.log" >&2; exit 1; }
+    # fairseq's report goes to CHECKPOINT_DIR/train.log; the schedule and progress to stderr
+    xlpe-train "$model" "$DATA/data-bin" "$out/checkpoints" --size demo \
+        --max-update "$UPDATES" "${TRAIN_DEVICE[@]}" >/dev/null
     awk -v s="$start" -v e="$EPOCHREALTIME" 'BEGIN { printf "%.0f\n", e - s }' >"$out/train_seconds"
     echo "$UPDATES" >"$out/updates"
-    grep -E "\| train \|" "$out/train.log" | tail -1 >&2
+    grep -E "\| train \|" "$out/checkpoints/train.log" | tail -1 >&2
 
     echo "== translate the test split with $model" >&2
-    fairseq-generate "$data" --user-dir "$USER_DIR" --task translation_reorder \
-        --source-lang he --target-lang en --gen-subset test \
-        --path "$out/checkpoints/checkpoint_last.pt" --beam 5 --batch-size 100 \
-        --required-batch-size-multiple 1 --remove-bpe --num-workers 0 "${DEVICE_FLAGS[@]}" \
-        >"$out/generate.out" 2>"$out/generate.log" || { tail -30 "$out/generate.log" >&2; exit 1; }
-    xlpe-bleu --name "$model" --generate-output "$out/generate.out" \
-        --reference "$DATA/corpus/test.en" --target-lang en --tokenized-reference \
-        --json "$out/bleu.json"
+    xlpe-evaluate "$DATA" "$out/checkpoints" "${EVALUATE_DEVICE[@]}"
+    ln -sfn checkpoints/bleu-test.json "$out/bleu.json"
 done
 
 # Every model trained in WORK, in the order of the header's list, with its own update count.
 score_file=""
 if [[ -f $WORK/xlpe-inxl/bleu.json || -f $WORK/xlpe-headxl/bleu.json || -f $WORK/xlpe-combination/bleu.json ]]; then
-    score_file=$PREORDER_SCORE
+    score_file=$DATA/preorderer.test.score
 fi
 python - "$WORK" "$score_file" "$DATA" "${#GPU_FLAG[@]}" <<'PY'
 import hashlib, json, sys
@@ -219,7 +167,7 @@ for model in order:
 lines += ["", *signatures]
 # what DPE's positions come from: equal hashes, equal data (docs/reproducibility.md)
 digests = ", ".join(f"{name} {hashlib.md5((data / 'bpe' / name).read_bytes()).hexdigest()}"
-                    for name in ("codes", "train.align", "train.reorder"))
+                    for name in ("codes", "train.align", "train.dpe.reorder"))
 build = eflomal_build()
 build = "no compiler record" if build is None else build[0] + ("" if build[1] else
         " (built for this CPU: another CPU model aligns differently)")

@@ -1,57 +1,48 @@
 #!/usr/bin/env bash
-# The noise attack of XL PE (Ding et al. 2020, §4.5, Fig. 4): transformer_xlpe models trained
-# with a ratio of their training tokens given a wrong reorder position by random swaps of two
-# positions (--reorder-noise; drawn once per sentence), each translating the test split;
+# The noise attack of XL PE (Ding et al. 2020, §4.5, Fig. 4): xlpe-combination models trained
+# by xlpe-train at the demo size, with a ratio of their training tokens given a wrong reorder
+# position by random swaps of two positions (--reorder-noise; drawn once per sentence), each
+# scored on the test split by xlpe-evaluate (with the preorderer's test positions);
 # xlpe-noise-curve then writes the BLEU table and plot.
 #
-#   examples/noise_attack.sh --data-bin DIR --reference REF [--tokenized-reference]
-#       [--preorderer P.pt] [--source-lang he] [--target-lang en] [--updates N]
-#       [--noises "0 0.05 0.1 0.15 0.2"] [--model-args "..."] [--work DIR] [--gpu]
+#   examples/noise_attack.sh [--data DIR] [--updates N] [--noises "0 0.05 0.1 0.15 0.2"]
+#       [--model-args "..."] [--work DIR] [--gpu]
 #
-# --data-bin     fairseq data-bin with train.reorder.{src}-{tgt}.{bin,idx} (xlpe-binarize)
-# --reference    test references, one per line (e.g. corpus/test.en of prepare-bible-he-en.sh)
-# --tokenized-reference  the reference is Moses-tokenized
-# --preorderer   xlpe-preorder-train checkpoint; needed unless valid and test have reorder files
-# --updates      training updates per model (default: the demo's, examples/demo_settings.sh)
+# --data         xlpe-prepare's OUT, prepared for XL PE (with its preorderer), e.g. the demo's
+#                work/demo/data after a demo with an XL PE model, or
+#                data_prep/prepare-bible-he-en.sh --xlpe OUT (default work/demo/data)
+# --updates      training updates per model (default: the demo schedule's)
 # --noises       --reorder-noise values, one model each (default: the paper's 0 to 0.2)
-# --model-args   fairseq-train options appended to the defaults below (later options win)
-# --work         output folder (default work/noise_attack); a model with a finished
-#                checkpoint is not trained again
-# --gpu          train and decode on the GPU with --fp16
+# --model-args   fairseq-train options appended to xlpe-train's (later options win)
+# --work         output folder (default work/noise_attack): noise-R/checkpoints (xlpe-train's
+#                and xlpe-evaluate's files), scores.json (BLEU by noise), noise_curve.md and
+#                .png; a model whose training finished is not trained again
+# --gpu          train and decode on the GPU, training with --fp16
 #
-# Needs xlpe-fairseq's environment on PATH (fairseq-train, fairseq-generate), as `make demo`.
+# Needs xlpe-fairseq's environment on PATH (xlpe-train, xlpe-evaluate), as `make demo`.
 set -euo pipefail
 
 HERE=$(cd "$(dirname "$0")/.." && pwd)
 source "$HERE/data_prep/options.sh"
+source "$HERE/examples/demo_settings.sh"
 WORK=work/noise_attack
-UPDATES=
+DATA=work/demo/data
+UPDATES=$DEMO_UPDATES
 NOISES="0 0.05 0.1 0.15 0.2"
-SRC=he
-TGT=en
-DATA_BIN=
-REFERENCE=
-PREORDERER=
-TOKENIZED_REFERENCE=()
 MODEL_ARGS=
-DEVICE_FLAGS=(--cpu)
+TRAIN_DEVICE=(--cpu)
+EVALUATE_DEVICE=(--cpu)
 # each value checked as it is read, an empty one too, before any work
 while [[ $# -gt 0 ]]; do
     case $1 in
-        --data-bin | --reference | --preorderer | --source-lang | --target-lang | --updates | \
-                --noises | --model-args | --work)
+        --data | --updates | --noises | --model-args | --work)
             need_value "$1" $# || exit 2 ;;&
-        --data-bin | --reference | --preorderer | --work)
+        --data | --work)
             if [[ -z $2 ]]; then
-                echo "$1 must name a file or folder, not ''" >&2
+                echo "$1 must name a folder, not ''" >&2
                 exit 2
             fi ;;&
-        --data-bin) DATA_BIN=$2; shift 2 ;;
-        --reference) REFERENCE=$2; shift 2 ;;
-        --tokenized-reference) TOKENIZED_REFERENCE=(--tokenized-reference); shift ;;
-        --preorderer) PREORDERER=$2; shift 2 ;;
-        --source-lang) check_language --source-lang "$2" || exit 2; SRC=$2; shift 2 ;;
-        --target-lang) check_language --target-lang "$2" || exit 2; TGT=$2; shift 2 ;;
+        --data) DATA=$2; shift 2 ;;
         --updates) check_whole --updates "$2" 1 || exit 2; UPDATES=$WHOLE; shift 2 ;;
         --noises)
             read -r -a noises <<<"$2"
@@ -70,60 +61,48 @@ while [[ $# -gt 0 ]]; do
             shift 2 ;;
         --model-args) MODEL_ARGS=$2; shift 2 ;;
         --work) WORK=$2; shift 2 ;;
-        --gpu) DEVICE_FLAGS=(--fp16); shift ;;
+        --gpu) TRAIN_DEVICE=(--fp16); EVALUATE_DEVICE=(); shift ;;
         -h | --help) show_help "$0" ;;
         *) echo "unknown option $1 (see $0 --help)" >&2; exit 2 ;;
     esac
 done
-source "$HERE/examples/demo_settings.sh"
-UPDATES=${UPDATES:-$DEMO_UPDATES}
-if [[ -z $DATA_BIN || -z $REFERENCE ]]; then
-    echo "--data-bin and --reference are required (see $0 --help)" >&2
-    exit 2
-fi
-for f in "$DATA_BIN/train.reorder.$SRC-$TGT.idx" "$REFERENCE" ${PREORDERER:+"$PREORDERER"}; do
-    [[ -f $f ]] || { echo "$f: no such file" >&2; exit 2; }
-done
 export PYTHONWARNINGS=ignore
-USER_DIR=$HERE/xlpe_fairseq
-PREORDER_FLAGS=()
-if [[ -n $PREORDERER ]]; then
-    PREORDER_FLAGS=(--preorderer "$PREORDERER")
-fi
 
-# The demo's settings; InXL + HeadXL with tau = 1 of the 4 heads. Identical for every noise
-# ratio.
-demo_settings "$UPDATES"
-COMMON=(
-    --user-dir "$USER_DIR" --task translation_reorder --source-lang "$SRC" --target-lang "$TGT"
-    --arch transformer_xlpe --xlpe-mode combination --xlpe-heads 1 "${DEMO_SETTINGS[@]}"
-    "${PREORDER_FLAGS[@]}" "${DEVICE_FLAGS[@]}"
-)
-
-OUTPUTS=()
+SCORES=()
 for noise in $NOISES; do
     out=$WORK/noise-$noise
     mkdir -p "$out"
-    if [[ ! -f $out/checkpoints/checkpoint_last.pt ]]; then
-        echo "== train transformer_xlpe with --reorder-noise $noise ($UPDATES updates)" >&2
+    # the record xlpe-train writes when fairseq-train has ended well; an interrupted training
+    # is continued
+    if [[ ! -f $out/checkpoints/provenance.json ]]; then
+        echo "== train xlpe-combination with --reorder-noise $noise ($UPDATES updates)" >&2
         # shellcheck disable=SC2086  # $MODEL_ARGS is a list of options
-        fairseq-train "$DATA_BIN" "${COMMON[@]}" --reorder-noise "$noise" $MODEL_ARGS \
-            --save-dir "$out/checkpoints" >"$out/train.log" 2>&1 \
-            || { tail -30 "$out/train.log" >&2; exit 1; }
+        xlpe-train xlpe-combination "$DATA/data-bin" "$out/checkpoints" --size demo \
+            --max-update "$UPDATES" "${TRAIN_DEVICE[@]}" -- --reorder-noise "$noise" \
+            $MODEL_ARGS >/dev/null
     fi
     echo "== translate the test split (noise $noise)" >&2
-    fairseq-generate "$DATA_BIN" --user-dir "$USER_DIR" --task translation_reorder \
-        --source-lang "$SRC" --target-lang "$TGT" --gen-subset test \
-        --path "$out/checkpoints/checkpoint_last.pt" --beam 5 --batch-size 100 \
-        --required-batch-size-multiple 1 --remove-bpe --num-workers 0 \
-        "${PREORDER_FLAGS[@]}" "${DEVICE_FLAGS[@]}" \
-        >"$out/generate.out" 2>"$out/generate.log" || { tail -30 "$out/generate.log" >&2; exit 1; }
-    OUTPUTS+=("$noise=$out/generate.out")
+    xlpe-evaluate "$DATA" "$out/checkpoints" "${EVALUATE_DEVICE[@]}"
+    SCORES+=("$noise" "$out/checkpoints/bleu-test.json")
 done
 
+# BLEU by noise, as xlpe-evaluate scored it
+python - "$WORK/scores.json" "${SCORES[@]}" <<'PY'
+import json
+import sys
+
+from xlpe_fairseq.io import atomic_output
+
+output, pairs = sys.argv[1], sys.argv[2:]
+scores = {}
+for noise, path in zip(pairs[::2], pairs[1::2]):
+    with open(path, encoding="utf-8") as stream:
+        scores[noise] = json.load(stream)["bleu"]
+with atomic_output(output) as out:
+    json.dump(scores, out, indent=2)
+PY
 # python -m rather than the xlpe-noise-curve entry point: it works from a checkout whose
 # console scripts were installed before the command existed
-python -m xlpe_fairseq.evaluation.noise_attack --generate-outputs "${OUTPUTS[@]}" \
-    --name "XL PE (combination)" --reference "$REFERENCE" --target-lang "$TGT" \
-    "${TOKENIZED_REFERENCE[@]}" --output-dir "$WORK"
+python -m xlpe_fairseq.evaluation.noise_attack --results "XL PE (combination)=$WORK/scores.json" \
+    --output-dir "$WORK"
 echo "== results: $WORK/noise_curve.md, $WORK/noise_curve.png" >&2

@@ -6,8 +6,7 @@
 #
 # DATA_BIN: a data-bin of the pair (its text and dictionaries are linked, not copied; its reorder
 # files are not used). BPE_DIR: the recipe's bpe/ folder, with {train,valid,test}.SRC and the
-# BTG oracle of each split's alignment, {split}.btg.reorder (the Bible recipe with --xlpe and the
-# shared pipeline write them). Writes
+# BTG oracle of each split's alignment, {split}.btg.reorder (xlpe-prepare writes them). Writes
 #   OUT/oracle    the oracle in every split: its test row uses the test alignment, and so the
 #                 reference: an upper bound, not a system;
 #   OUT/monotone  every sentence in source order: XL PE with nothing reordered, the control;

@@ -31,6 +31,7 @@ from fairseq.utils import apply_to_sample
 
 import xlpe_fairseq  # noqa: F401  (registers the plugin)
 from xlpe_fairseq.help_format import HelpFormatter
+from xlpe_fairseq.model_registry import MODELS
 from xlpe_fairseq.criterions.label_smoothed_cross_entropy_with_order import (
     LabelSmoothedCrossEntropyWithOrderCriterion,
 )
@@ -41,22 +42,14 @@ SIZES = {
     "tiny": dict(embed=64, ffn=128, heads=2, encoder_layers=1, decoder_layers=1),
 }
 
-# label -> (arch, extra args); only registered architectures are run
-VARIANTS = {
-    "transformer": ("transformer", {}),
-    "dpe": ("transformer_dpe", {}),
-    "xlpe-inxl": ("transformer_xlpe", {"xlpe_mode": "inxl"}),
-    "xlpe-headxl": ("transformer_xlpe", {"xlpe_mode": "headxl"}),
-    "xlpe-combination": ("transformer_xlpe", {"xlpe_mode": "combination"}),
-    "re-encoder": ("transformer_reorder_emb", {"reorder_emb": "encoder"}),
-    "re-decoder": ("transformer_reorder_emb", {"reorder_emb": "decoder"}),
-    "re-both": ("transformer_reorder_emb", {"reorder_emb": "both"}),
-    "relpe": ("transformer_relpe", {}),
-    "rope": ("transformer_rope", {}),
-    "alibi": ("transformer_alibi", {}),
-    "t5-bias": ("transformer_t5_bias", {}),
-    "lstm": ("lstm_6l_wmt_en_de", {}),
-}
+# the models benchmarked (the registry's names), each as its architecture and the options that
+# are not the size's (the size is the benchmark's own); only registered architectures are run
+VARIANTS = {name: (MODELS[name].arch, {flag[2:].replace("-", "_"): value
+                                       for flag, value in MODELS[name].options
+                                       if not value.startswith("{")})
+            for name in ("transformer", "dpe", "xlpe-inxl", "xlpe-headxl", "xlpe-combination",
+                         "re-encoder", "re-decoder", "re-both", "relpe", "rope", "alibi",
+                         "t5-bias", "lstm")}
 
 
 def matmul_work_per_token(label, size, vocab):

@@ -88,7 +88,7 @@ def main(argv=None):
             raise InputError(f"{args.reference}: no such reference file")
         references = args.reference.read_text(encoding="utf-8").splitlines()
         if args.tokenized_reference:
-            references = detokenize(references, args.target_lang)
+            references = detokenize(references)
         row_runs = read_runs(Path(folder), row, args.seeds, references)
         published = {}
         for against in args.against:

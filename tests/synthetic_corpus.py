@@ -93,3 +93,45 @@ def xlpe_task(data_bin, *options):
     ])
     task = tasks.setup_task(args)
     return task, task.build_model(args), args
+
+
+def write_prepared_corpus(out, sizes=None, joined=True):
+    """An OUT as xlpe-prepare leaves it, made from the synthetic corpus with its exact
+    alignments and positions (every split's positions, the BTG oracle's and DPE's being the
+    same here), without tokenization or BPE: the text is its own BPE; ``joined``: one
+    dictionary for both sides. Returns OUT."""
+    import os
+    import shutil
+
+    from xlpe_fairseq.io.provenance import record_corpus
+    from xlpe_fairseq.preprocessing.binarize import binarize_reorder, dataset_prefix
+
+    out = Path(out)
+    raw = write_corpus(out / "raw", sizes=sizes or {"train": 100, "valid": 6, "test": 6})
+    bpe, reference = out / "bpe", out / "reference"
+    bpe.mkdir()
+    reference.mkdir()
+    for split in ("train", "valid", "test"):
+        for name in ("xx", "yy", "align"):
+            shutil.copy(raw / f"{split}.{name}", bpe / f"{split}.{name}")
+        for kind in ("dpe", "btg", "pred"):
+            shutil.copy(raw / f"{split}.reorder", bpe / f"{split}.{kind}.reorder")
+    (bpe / "codes").write_text("s 1 100\n")
+    for split in ("valid", "test"):
+        shutil.copy(raw / f"{split}.yy", reference / f"{split}.yy")
+    text = out / "data-bin" / "text"
+    run_module("fairseq_cli.preprocess", [
+        "--source-lang", "xx", "--target-lang", "yy", "--trainpref", bpe / "train",
+        "--validpref", bpe / "valid", "--testpref", bpe / "test", "--destdir", text,
+        "--workers", "1", *(["--joined-dictionary"] if joined else [])]).check_returncode()
+    for variant, splits in (("dpe", ("train", "valid")), ("xlpe", ("train", "valid", "test"))):
+        folder = out / "data-bin" / variant
+        folder.mkdir()
+        for name in os.listdir(text):
+            os.symlink(os.path.join("..", "text", name), folder / name)
+        for split in splits:
+            binarize_reorder(str(bpe / f"{split}.dpe.reorder"), str(bpe / f"{split}.xx"),
+                             dataset_prefix(str(folder), split, "xx", "yy"))
+    (out / "recipe.env").write_text(f"SRC=xx\nTGT=yy\nLOWERCASE=0\nRAW={raw}\n")
+    record_corpus(str(out), str(raw), "xx", "yy", {}, ["write_prepared_corpus"])
+    return out

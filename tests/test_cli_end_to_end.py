@@ -15,90 +15,24 @@ from pathlib import Path
 import pytest
 import torch
 
-from synthetic_corpus import preprocess_corpus, write_corpus
-from warm_python import run_module
+from support.errors import assert_plugin_error
+from support.fairseq_commands import (
+    FAMILIES,
+    POSITION_FAMILIES,
+    USER_DIR,
+    binarize_positions,
+    binarized_corpus,
+    generate,
+    linked_data_bin,
+    run,
+    training_args,
+)
 from xlpe_fairseq.evaluation.generate_output import read_hypotheses
-
-USER_DIR = str(Path(__file__).resolve().parents[1] / "xlpe_fairseq")
-TINY_MODEL = [
-    "--encoder-embed-dim", "32", "--decoder-embed-dim", "32", "--encoder-ffn-embed-dim", "64",
-    "--decoder-ffn-embed-dim", "64", "--encoder-layers", "1", "--decoder-layers", "1",
-    "--encoder-attention-heads", "2", "--decoder-attention-heads", "2",
-]
-
-
-def assert_one_line_error(result, code, expected):
-    """The plugin's errors inside fairseq's commands: one ``PROG: error:`` line, no traceback."""
-    last = result.stderr.strip().splitlines()[-1]
-    assert result.returncode == code, f"exit {result.returncode}, expected {code}:\n{result.stderr[-2000:]}"
-    assert "Traceback" not in result.stderr, result.stderr[-3000:]
-    assert ": error: " in last and expected in last, result.stderr[-2000:]
-
-
-def run(module, *args, stdin=None, expect_failure=False):
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONWARNINGS": "ignore"}
-    result = run_module(module, args, stdin=stdin, env=env)
-    if expect_failure:
-        assert result.returncode != 0, f"{module} should have failed:\n{result.stdout}"
-    else:
-        assert result.returncode == 0, f"{module} {' '.join(map(str, args))} failed:\n{result.stderr[-3000:]}"
-    return result
-
-
-FAMILIES = {
-    "dpe": ["--arch", "transformer_dpe"],
-    "xlpe": ["--arch", "transformer_xlpe", "--xlpe-mode", "combination", "--xlpe-heads", "1"],
-    "reorder-emb": ["--arch", "transformer_reorder_emb", "--reorder-emb", "both"],
-}
-# the position baselines: the same command lines, one short run each
-POSITION_FAMILIES = {
-    "relpe": ["--arch", "transformer_relpe", "--max-relative-positions", "4"],
-    "rope": ["--arch", "transformer_rope"],
-    "alibi": ["--arch", "transformer_alibi"],
-    "t5-bias": ["--arch", "transformer_t5_bias"],
-}
-
-
-def training_args(data_bin, family, save_dir, max_update=4, max_tokens=400):
-    """fairseq-train arguments for a tiny model of ``family`` (a key of FAMILIES or
-    POSITION_FAMILIES)."""
-    return [data_bin, "--user-dir", USER_DIR, "--task", "translation_reorder",
-            *{**FAMILIES, **POSITION_FAMILIES}[family],
-            *TINY_MODEL, "--criterion", "label_smoothed_cross_entropy_with_order", "--optimizer",
-            "adam", "--lr", "0.002", "--max-tokens", max_tokens, "--max-update", max_update,
-            "--save-dir", save_dir, "--no-progress-bar", "--log-format", "simple",
-            "--log-interval", "1", "--num-workers", "0", "--seed", "3"]
 
 
 def train(data_bin, save_dir, max_update, *extra):
     return run("fairseq_cli.train", *training_args(data_bin, "dpe", save_dir, max_update, 800),
                "--label-smoothing", "0.1", "--order-lambda", "0.5", *extra)
-
-
-def binarize_positions(*jobs):
-    """xlpe-binarize each (reorder, source, destdir, split) job."""
-    for reorder, source, destdir, split in jobs:
-        run("xlpe_fairseq.preprocessing.binarize", "--reorder", reorder, "--source", source,
-            "--destdir", destdir, "--split", split, "--source-lang", "xx", "--target-lang", "yy")
-
-
-def linked_data_bin(data_bin, destination, keep=lambda name: True):
-    """A data-bin of symlinks to ``data_bin``'s files (those ``keep`` accepts), to which a test
-    adds other positions without touching the shared one."""
-    destination.mkdir()
-    for f in data_bin.iterdir():
-        if keep(f.name):
-            (destination / f.name).symlink_to(f)
-    return destination
-
-
-def binarized_corpus(root, sizes):
-    """The synthetic corpus under ``root/raw`` and its data-bin with training positions."""
-    raw = write_corpus(root / "raw", sizes=sizes)
-    data_bin = root / "data-bin"
-    preprocess_corpus(raw, data_bin)
-    binarize_positions((raw / "train.reorder", raw / "train.xx", data_bin, "train"))
-    return raw, data_bin
 
 
 @pytest.fixture(scope="module")
@@ -117,12 +51,6 @@ def checkpoints(data_bin):
     assert "Loaded checkpoint" in log and "@ 4 updates" in log, f"resume did not load:\n{log[-2000:]}"
     assert "num_updates 8" in log, "training must continue from update 4 to 8"
     return save_dir
-
-
-def generate(data_bin, path, *extra):
-    return run("fairseq_cli.generate", data_bin, "--user-dir", USER_DIR, "--task",
-               "translation_reorder", "--path", path, "--gen-subset", "test", "--batch-size", "7",
-               "--required-batch-size-multiple", "1", "--num-workers", "0", *extra)
 
 
 def test_beam_search_translates_every_sentence_with_alignments(data_bin, checkpoints, tmp_path):
@@ -217,7 +145,7 @@ def test_dpe_training_without_train_reorder_file_fails_clearly(data_bin, tmp_pat
     bare = linked_data_bin(data_bin, tmp_path / "bare", keep=lambda name: ".reorder." not in name)
     out = run("fairseq_cli.train", *training_args(bare, "dpe", tmp_path / "ckpt", max_update=1),
               expect_failure=True)
-    assert_one_line_error(out, 1, "train.reorder.xx-yy.bin/.idx not found")
+    assert_plugin_error(out, 1, "train.reorder.xx-yy.bin/.idx not found")
 
 
 def test_positions_of_another_split_stop_training_in_one_line(data_bin, tmp_path):
@@ -226,14 +154,13 @@ def test_positions_of_another_split_stop_training_in_one_line(data_bin, tmp_path
     binarize_positions((raw / "valid.reorder", raw / "valid.xx", swapped, "train"))
     out = run("fairseq_cli.train", *training_args(swapped, "dpe", tmp_path / "ckpt", max_update=1),
               expect_failure=True)
-    assert_one_line_error(out, 1, "train.reorder.xx-yy.bin: 20 lines, but the source train split "
-                                  "has 300 sentences")
+    assert_plugin_error(out, 1, "train.reorder.xx-yy.bin:", "20 lines", "300 sentences")
 
 
 def test_a_plugin_option_out_of_range_is_a_command_line_error(data_bin, tmp_path):
     out = run("fairseq_cli.train", *training_args(data_bin, "dpe", tmp_path / "ckpt", max_update=1),
               "--order-lambda", "2", expect_failure=True)
-    assert_one_line_error(out, 2, "--order-lambda must be a finite number of at least 0 and at most 1, got 2.0")
+    assert_plugin_error(out, 2, "--order-lambda", "at least 0 and at most 1", "2.0")
 
 
 @pytest.fixture(scope="module")
@@ -318,7 +245,7 @@ def test_xlpe_without_positions_or_preorderer_fails_clearly(data_bin, xlpe_run):
     out = run("fairseq_cli.generate", data_bin, "--user-dir", USER_DIR, "--task",
               "translation_reorder", "--path", checkpoint, "--gen-subset", "test",
               expect_failure=True)
-    assert_one_line_error(out, 1, "test.reorder.xx-yy.bin/.idx not found")
+    assert_plugin_error(out, 1, "test.reorder.xx-yy.bin/.idx not found")
     assert "--preorderer" in out.stderr
 
 

@@ -1,8 +1,6 @@
 """Every console command's ``--help`` names the default of each option that has one."""
 import argparse
-import ast
 import contextlib
-import importlib
 import io
 import os
 import re
@@ -13,41 +11,8 @@ from pathlib import Path
 import pytest
 
 import xlpe_fairseq
+from support.console_scripts import console_scripts, run_help
 from xlpe_fairseq_cli import user_dir
-
-SETUP_PY = Path(__file__).resolve().parent.parent / "setup.py"
-
-
-def console_scripts():
-    """(name, module) of every console script setup.py installs."""
-    tree = ast.parse(SETUP_PY.read_text())
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Assign) and any(
-                getattr(t, "id", None) == "CONSOLE_SCRIPTS" for t in node.targets):
-            entries = ast.literal_eval(node.value)
-            return [tuple(part.strip() for part in entry.split("=")) for entry in entries]
-    raise AssertionError("setup.py defines no CONSOLE_SCRIPTS list")
-
-
-def run_help(name, entry, args, monkeypatch):
-    """Run the command's main in-process with ``args + --help``; return (parser, help text)."""
-    module_name, function = entry.split(":")
-    main = getattr(importlib.import_module(module_name), function)
-    shown = []
-    print_help = argparse.ArgumentParser.print_help
-
-    def recording_print_help(parser, file=None):
-        shown.append(parser)
-        print_help(parser, file)
-
-    monkeypatch.setattr(argparse.ArgumentParser, "print_help", recording_print_help)
-    monkeypatch.setattr(sys, "argv", [name, *args, "--help"])
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out), pytest.raises(SystemExit) as exit_info:
-        main()
-    assert exit_info.value.code in (0, None), f"{name} {' '.join(args)} --help exited {exit_info.value.code}"
-    assert shown, f"{name} --help printed no argparse help"
-    return shown[-1], out.getvalue()
 
 
 def entries(help_text):
@@ -119,7 +84,7 @@ def every_help(name, entry, monkeypatch):
     return helps
 
 
-@pytest.mark.parametrize("name,entry", console_scripts(), ids=[n for n, _ in console_scripts()])
+@pytest.mark.parametrize("name,entry", console_scripts().items(), ids=list(console_scripts()))
 def test_help_shows_every_default(name, entry, monkeypatch):
     missing = [f"{command}{m}"
                for command, parser, help_text in every_help(name, entry, monkeypatch)
@@ -127,7 +92,7 @@ def test_help_shows_every_default(name, entry, monkeypatch):
     assert not missing, f"{name} --help does not show these defaults:\n" + "\n".join(missing)
 
 
-@pytest.mark.parametrize("name,entry", console_scripts(), ids=[n for n, _ in console_scripts()])
+@pytest.mark.parametrize("name,entry", console_scripts().items(), ids=list(console_scripts()))
 def test_help_shows_no_default_of_a_flag(name, entry, monkeypatch):
     shown = [f"{command}{e}"
              for command, parser, help_text in every_help(name, entry, monkeypatch)

@@ -18,7 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from test_non_utf8_input import console_scripts, generate_output, text_file
+from support.console_scripts import console_scripts
+from support.interrupted_runs import assert_processes_end, default_sigint
+from support.text_files import generate_output, text_file
 from xlpe_fairseq.io import child_processes
 from xlpe_fairseq.preordering.preorderer import Preorderer
 from xlpe_fairseq.preordering.vocabulary import Vocabulary
@@ -511,14 +513,6 @@ def stderr_of_ended(process, timeout):
                     f"stderr: {stderr[-2000:]}")
 
 
-def alive(pid):
-    try:
-        with open(f"/proc/{pid}/stat") as stat_file:
-            return stat_file.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except FileNotFoundError:
-        return False
-
-
 def wait_for_workers(process, count=2):
     """The pids of ``process``'s workers once all ``count`` have started."""
     deadline = time.monotonic() + 60
@@ -527,17 +521,6 @@ def wait_for_workers(process, count=2):
     workers = child_processes(process.pid)
     assert len(workers) == count, f"expected {count} workers, found {workers}"
     return workers
-
-
-def assert_processes_end(pids, what="workers"):
-    """Each of ``pids`` ends within 10 s (a survivor is killed, then reported)."""
-    deadline = time.monotonic() + 10
-    while any(map(alive, pids)) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    survivors = [pid for pid in pids if alive(pid)]
-    for pid in survivors:
-        os.kill(pid, signal.SIGKILL)
-    assert not survivors, f"{what} {survivors} outlived the command"
 
 
 def assert_stopped_cleanly(process, signum, out, workers):
@@ -563,11 +546,6 @@ def test_sigterm_while_the_workers_fork_is_not_dropped(tmp_path):
         workers = child_processes(process.pid) or workers
         time.sleep(0.05)
     assert_stopped_cleanly(process, signal.SIGTERM, tmp_path / "out", workers)
-
-
-def default_sigint():
-    """In the child before exec: SIGINT's default action, whatever the test runner set."""
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def test_ctrl_c_ends_the_command_and_its_workers_without_a_traceback(tmp_path):

@@ -6,7 +6,6 @@ One case per command, run in-process through the entry point setup.py names; a c
 added to setup.py without a case here (or a reason to have none) fails
 test_every_console_command_has_a_case.
 """
-import ast
 import importlib
 import json
 import os
@@ -17,40 +16,23 @@ from pathlib import Path
 
 import pytest
 
+from support.console_scripts import console_scripts
+from support.text_files import LATIN1_LINE, generate_output, text_file
 from xlpe_fairseq.preordering.preorderer import Preorderer
 from xlpe_fairseq.preordering.vocabulary import Vocabulary
 from xlpe_fairseq.preprocessing import bible_corpus
 
-SETUP_PY = Path(__file__).resolve().parents[1] / "setup.py"
-# "café" in Latin-1: byte 0xe9 at column 4
-LATIN1_LINE = b"caf\xe9"
 BINARY_INPUTS_ONLY = {
     "xlpe-average-checkpoints": "reads fairseq checkpoints only",
     "xlpe-user-dir": "reads no input",
+    "xlpe-install-eflomal": "reads no input",
+    # compiled catalogs declare their own charset; one that does not decode is refused as
+    # not a readable catalog (tests/preprocessing/test_message_catalogs.py)
+    "xlpe-catalog-corpus": "reads compiled .mo catalogs only",
     # reads its text with io.open_text, as the commands above, but only after loading a
     # trained model: tests/test_own_corpus.py runs it end to end
     "xlpe-translate": "needs a trained model before its text",
 }
-
-
-def console_scripts():
-    """``{command: "module:function"}`` of setup.py's CONSOLE_SCRIPTS."""
-    tree = ast.parse(SETUP_PY.read_text())
-    for node in tree.body:
-        if isinstance(node, ast.Assign) and node.targets[0].id == "CONSOLE_SCRIPTS":
-            entries = ast.literal_eval(node.value)
-            return dict(tuple(part.strip() for part in entry.split("=")) for entry in entries)
-    raise AssertionError(f"no CONSOLE_SCRIPTS in {SETUP_PY}")
-
-
-def text_file(path, lines, bad_line=None):
-    """``lines`` (str) one a line, line ``bad_line`` (1-based) replaced by LATIN1_LINE."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    encoded = [line.encode() for line in lines]
-    if bad_line is not None:
-        encoded[bad_line - 1] = LATIN1_LINE
-    path.write_bytes(b"".join(line + b"\n" for line in encoded))
-    return str(path)
 
 
 def not_utf8(path, line, byte=0xE9, column=4):
@@ -176,14 +158,6 @@ def reorder_text(tmp):
     return (["--source", source, "--reorder", reorder_path, "--output",
              str(tmp / "out" / "test.reordered"), "--workers", "1", "--chunk-size", "500"],
             not_utf8(source, 4000))
-
-
-def generate_output(path, hypotheses, bad_line=None):
-    """fairseq-generate stdout: S/H/D lines of each sentence; ``bad_line`` counts its lines."""
-    lines = []
-    for k, text in enumerate(hypotheses):
-        lines += [f"S-{k}\tsource", f"H-{k}\t-0.5\t{text}", f"D-{k}\t-0.5\t{text}"]
-    return text_file(path, lines, bad_line)
 
 
 def bleu(tmp):

@@ -6,19 +6,26 @@ examples/train.sh for the Transformer and XL PE (InXL), tiny and briefly -> exam
 (fairseq-generate, xlpe-bleu) -> xlpe-translate and the documented fairseq-interactive command
 on raw text. The Transformer follows the README's "first try" as written, its pair and paths
 replaced, a tiny model's options and a shorter budget appended."""
+import contextlib
+import io
 import os
 import re
-import shlex
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from fairseq.data import Dictionary, data_utils
 
-from recipes.test_recipes_offline import sentences
+from support.errors import assert_one_line_error
+from support.first_try import FIRST_TRY_MODEL, readme_first_try
+from support.parallel_text import sentences
+from warm_python import REAL_PYTHON, real_processes
+from xlpe_fairseq.evaluation import translate as translate_command
 from xlpe_fairseq.evaluation.bleu import bleu_tokenizer, detokenize, score
 from xlpe_fairseq.evaluation.generate_output import read_hypotheses
+from xlpe_fairseq.tasks.translation_reorder import TranslationReorderTask
 
 pytest.importorskip("fugashi", reason="Japanese segmentation: pip install 'xlpe-fairseq[ja]'")
 pytest.importorskip("MeCab", reason="ja-mecab BLEU: pip install 'xlpe-fairseq[ja]'")
@@ -27,13 +34,6 @@ ROOT = Path(__file__).resolve().parents[1]
 PAIRS = 300
 HELD_OUT = 15  # 5% of the pairs each for valid and test
 MODELS = ("transformer", "xlpe-inxl")
-# the first try's Transformer: a small model that trains in seconds, in a budget below the
-# README's (still below the schedule's, so scaled as the README's is)
-FIRST_TRY_MODEL = [
-    "--max-update", "30", "--lr", "3e-3", "--max-tokens", "600", "--encoder-embed-dim", "64",
-    "--encoder-ffn-embed-dim", "128", "--decoder-embed-dim", "64", "--decoder-ffn-embed-dim",
-    "128",
-]
 # a small model that trains in seconds; evaluated from checkpoint_best.pt, saved at the end
 TRAIN_ARGS = [
     "--max-update", "40", "--warmup", "5", "--lr", "3e-3", "--max-tokens", "600",
@@ -44,7 +44,6 @@ ENV = {
     **os.environ, "PATH": os.path.dirname(sys.executable) + os.pathsep + os.environ["PATH"],
     "WORKERS": "1", "PREORDER_EPOCHS": "1", "PREORDER_SEEDS": "1", "OMP_NUM_THREADS": "1",
     "PYTHONWARNINGS": "ignore",
-    "TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD": "1",
 }
 
 
@@ -59,23 +58,58 @@ def run(*command, **kwargs):
     return completed(command, **kwargs).stdout
 
 
+def translated(out, checkpoint, source, *options):
+    """xlpe-translate run in this process on ``source``: its lines, and what its task decoded,
+    by source sentence (its BPE tokens): ``positions`` given to the model (none for a model
+    that reads none), the best translation's beam ``score`` and ``nbest``, the
+    --preorderer-nbest it decoded with."""
+    decoded = {}
+    inference_step = TranslationReorderTask.inference_step
+    predict_positions = TranslationReorderTask.predict_positions
+
+    def recorded_step(task, generator, models, sample, *args, **kwargs):
+        beams = inference_step(task, generator, models, sample, *args, **kwargs)
+        pad = task.src_dict.pad()
+        for row, beam in zip(sample["net_input"]["src_tokens"], beams):
+            decoded.setdefault(task.src_dict.string(row[row.ne(pad)]), {}).update(
+                score=float(beam[0]["score"]), nbest=task.cfg.preorderer_nbest)
+        return beams
+
+    def recorded_positions(task, source_token_ids):
+        sentences = list(source_token_ids)
+        positions = predict_positions(task, sentences)
+        for ids, predicted in zip(sentences, positions):
+            decoded.setdefault(task.src_dict.string(ids), {})["positions"] = predicted.tolist()
+        return positions
+
+    stdout = io.TextIOWrapper(io.BytesIO(), encoding="utf-8")
+    with pytest.MonkeyPatch.context() as patch, contextlib.redirect_stdout(stdout):
+        patch.setattr(TranslationReorderTask, "inference_step", recorded_step)
+        patch.setattr(TranslationReorderTask, "predict_positions", recorded_positions)
+        translate_command.main(["--corpus", str(out), "--checkpoint", str(checkpoint),
+                                "--input", str(source), "--cpu", *options])
+    stdout.flush()
+    return stdout.buffer.getvalue().decode("utf-8").splitlines(), decoded
+
+
 def translate(out, checkpoint, source, *options):
-    return run(sys.executable, "-m", "xlpe_fairseq.evaluation.translate", "--corpus", out,
-               "--checkpoint", checkpoint, "--input", source, "--cpu", *options).splitlines()
+    return translated(out, checkpoint, source, *options)[0]
 
 
-def readme_first_try(raw, out, checkpoints, tgt):
-    """The README's first-try commands, as written but for the target language ``tgt`` and
-    these folders (the translation's input redirection left to the caller)."""
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    block = re.search(r"A first try.*?```bash\n(.*?)```", readme, re.S).group(1)
-    block = (block.replace("--tgt zh", f"--tgt {tgt}").replace("data/en-zh", str(out))
-             .replace("ckpt/en-zh", str(checkpoints)).replace("raw/", f"{raw}/")
-             .replace(" < new.en", ""))
-    commands = [shlex.split(line, comments=True) for line in block.splitlines()]
-    assert [c[0] for c in commands] == ["xlpe-prepare", "xlpe-train", "xlpe-evaluate",
-                                        "xlpe-translate"]
-    return commands
+def data_bin_test_split(out, variant):
+    """The test split of OUT's data-bin ``variant``: its source sentences (BPE tokens) and
+    its reorder positions."""
+    data_bin = out / "data-bin" / variant
+    dictionary = Dictionary.load(str(data_bin / "dict.en.txt"))
+    tokens = data_utils.load_indexed_dataset(str(data_bin / "test.en-ja.en"), dictionary)
+    positions = data_utils.load_indexed_dataset(str(data_bin / "test.reorder.en-ja"), None)
+    return ([dictionary.string(tokens[i]) for i in range(len(tokens))],
+            [positions[i].tolist() for i in range(len(positions))])
+
+
+def beam_scores(decoded):
+    return {sentence: seen["score"] for sentence, seen in decoded.items()}
+
 
 
 def first_try(raw, out, checkpoints):
@@ -172,8 +206,19 @@ def test_translate_raw_text_as_generate_translates_the_test_set(trained, model):
     out, root, scores, _ = trained
     # the checkpoint evaluate.sh decoded: the best, or (the first try) the last ones averaged
     checkpoint = re.search(r"\((checkpoint\w*\.pt), test\)", scores[model]).group(1)
-    translations = translate(out, root / model / checkpoint, out / "raw" / "test.en")
-    generated = detokenize(read_hypotheses(root / model / "generate-test.out", HELD_OUT), "ja")
+    translations, decoded = translated(out, root / model / checkpoint, out / "raw" / "test.en")
+    sentences, written = data_bin_test_split(out, "xlpe")
+    assert sorted(decoded) == sorted(set(sentences)), \
+        "xlpe-translate decoded other sentences from raw text than the data-bin's test split"
+    fed = [decoded[sentence].get("positions") for sentence in sentences]
+    if model == "transformer":
+        assert fed == [None] * HELD_OUT, "a Transformer was given reorder positions"
+    else:
+        wrong = [(n, got, expected) for n, (got, expected) in enumerate(zip(fed, written), 1)
+                 if got != expected]
+        assert not wrong, "(line, positions given to the model, positions xlpe-preorder " \
+            f"wrote) where they differ: {wrong}"
+    generated = detokenize(read_hypotheses(root / model / "generate-test.out", HELD_OUT))
     assert len(translations) == HELD_OUT
     same = sum(a == b for a, b in zip(translations, generated))
     # batches differ (padding, order), which may flip a near tie in the beam
@@ -188,22 +233,31 @@ def test_translate_with_nbest_reorderings_keeps_one_translation_a_line(trained):
     reordering."""
     out, root, *_ = trained
     checkpoint, source = root / "xlpe-inxl" / "checkpoint_best.pt", out / "raw" / "test.en"
-    one_best = translate(out, checkpoint, source, "--preorderer-nbest", "1")
-    nbest = translate(out, checkpoint, source, "--preorderer-nbest", "3")
+    one_best, best = translated(out, checkpoint, source, "--preorderer-nbest", "1")
+    nbest, decoded = translated(out, checkpoint, source, "--preorderer-nbest", "3")
     assert len(nbest) == HELD_OUT
-    assert translate(out, checkpoint, source, "--preorderer-nbest", "3",
-                     "--preorderer-nbest-weight", "1e6") == one_best
-    assert translate(out, checkpoint, source) == one_best, \
+    assert {seen["nbest"] for seen in decoded.values()} == {3}, \
+        "--preorderer-nbest 3 did not reach the task"
+    # the translation of another reordering scores otherwise, even where its text is the same
+    dominated, decoded = translated(out, checkpoint, source, "--preorderer-nbest", "3",
+                                    "--preorderer-nbest-weight", "1e6")
+    assert dominated == one_best
+    assert beam_scores(decoded) == pytest.approx(beam_scores(best), rel=1e-5, abs=1e-6), \
+        "a dominant search score did not keep the best reordering's translations"
+    default, decoded = translated(out, checkpoint, source)
+    assert default == one_best, "the default is not the best reordering alone"
+    assert {seen["nbest"] for seen in decoded.values()} == {1}
+    assert beam_scores(decoded) == pytest.approx(beam_scores(best), rel=1e-5, abs=1e-6), \
         "the default is not the best reordering alone"
 
 
 def test_translate_prints_no_warnings_or_fairseq_logs(trained):
     """Only translations on stdout; on stderr nothing a user cannot act on (the user's shell
-    has no PYTHONWARNINGS)."""
+    has no PYTHONWARNINGS): the installed command, as a user runs it."""
     out, root, *_ = trained
-    env = {k: v for k, v in ENV.items() if k not in ("PYTHONWARNINGS", "TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD")}
+    env = {k: v for k, v in real_processes(ENV).items() if k != "PYTHONWARNINGS"}
     result = subprocess.run(
-        [sys.executable, "-m", "xlpe_fairseq.evaluation.translate", "--corpus", str(out),
+        [os.path.join(os.path.dirname(REAL_PYTHON), "xlpe-translate"), "--corpus", str(out),
          "--checkpoint", str(root / "transformer" / "checkpoint_best.pt"), "--cpu"],
         input="This is a test .\n", env=env, capture_output=True, text=True, cwd=ROOT)
     assert result.returncode == 0, result.stderr[-3000:]
@@ -224,9 +278,8 @@ def test_translate_refuses_a_broken_codes_file_in_one_line(trained, tmp_path):
          "--bpe-codes", str(codes), "--checkpoint",
          str(root / "transformer" / "checkpoint_best.pt"), "--cpu"],
         input="This is a test .\n", env=ENV, capture_output=True, text=True, cwd=ROOT)
-    assert result.returncode == 1, result.stderr[-3000:]
-    assert result.stderr.count("\n") == 1 and f"{codes} line {broken_line}:" in result.stderr, \
-        result.stderr[-3000:]
+    assert_one_line_error(result, 1, f"{codes} line {broken_line}:", prog="xlpe-translate")
+    assert result.stderr.count("\n") == 1, result.stderr[-3000:]
     assert not result.stdout, result.stdout
 
 
@@ -275,7 +328,6 @@ def test_a_rerun_from_other_older_files_and_another_option_rebuilds_what_they_ch
     new_test = (copy / "bpe" / "test.en").read_text(encoding="utf-8").splitlines()
     assert new_test == old_test[::-1]
 
-    from fairseq.data import Dictionary, data_utils
     dictionary = Dictionary.load(str(copy / "data-bin" / "text" / "dict.en.txt"))
     predicted = (copy / "bpe" / "test.pred.reorder").read_text(encoding="utf-8").splitlines()
     for variant in ("text", "dpe", "xlpe"):
@@ -311,10 +363,8 @@ def test_evaluate_with_a_text_model_on_an_xlpe_checkpoint_names_what_it_is(train
         ["bash", str(ROOT / "examples/evaluate.sh"), str(out), str(tmp_path), "--model",
          "transformer", "--schedule", "dpe-iwslt", "--average", "0", "--cpu"],
         env=ENV, capture_output=True, text=True, cwd=ROOT)
-    assert result.returncode == 1
-    last = result.stderr.splitlines()[-1]
-    assert "saved with --arch transformer_xlpe, but --model transformer trains with --arch " \
-        "transformer" in last and "not a checkpoint of that training" in last, result.stderr
+    assert_one_line_error(result, 1, "--arch transformer_xlpe", "--model transformer",
+                          "not a checkpoint of that training")
     assert not (tmp_path / "generate-test.out").exists(), "refused before decoding"
 
 

@@ -16,13 +16,13 @@ from pathlib import Path
 
 import pytest
 
-from recipes.test_recipes_offline import sentences
+from support.parallel_text import sentences
 
 ROOT = Path(__file__).resolve().parents[1]
 ENV = {
     **os.environ, "PATH": os.path.dirname(sys.executable) + os.pathsep + os.environ["PATH"],
     "WORKERS": "1", "PREORDER_EPOCHS": "1", "PREORDER_SEEDS": "1", "OMP_NUM_THREADS": "1",
-    "PYTHONWARNINGS": "ignore", "TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD": "1",
+    "PYTHONWARNINGS": "ignore",
 }
 SIZES = {"train": 60, "valid": 6, "test": 6}
 TRAIN = ["--max-update", "6", "--lr", "3e-3", "--max-tokens", "400", "--encoder-embed-dim",

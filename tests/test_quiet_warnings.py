@@ -7,13 +7,15 @@ import sys
 from pathlib import Path
 
 from synthetic_corpus import preprocess_corpus, write_corpus
+from warm_python import real_processes
 
 USER_DIR = str(Path(__file__).resolve().parents[1] / "xlpe_fairseq")
 
 
 def run_python(*args, cwd=None):
-    # warnings shown as a user's shell shows them: no PYTHONWARNINGS from the test environment
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONWARNINGS"}
+    # warnings shown as a user's shell shows them: no PYTHONWARNINGS from the test environment,
+    # printed by a real process as it starts
+    env = {k: v for k, v in real_processes(os.environ).items() if k != "PYTHONWARNINGS"}
     env["OMP_NUM_THREADS"] = "1"
     return subprocess.run([sys.executable, *map(str, args)], capture_output=True, text=True,
                           env=env, cwd=cwd)

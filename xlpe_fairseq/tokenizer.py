@@ -1,8 +1,9 @@
 """``--tokenizer xlpe`` for fairseq-interactive: the pipeline's own tokenization of the source
 (``xlpe-tokenize``: Moses rules, jieba words for zh, MeCab words for ja, placeholders such as
-``%s`` and ``{0}`` kept whole, lowercased with ``--lowercase-source``) and detokenization of
-the target by language (``detokenize``: Chinese and Japanese as written, placeholders as they
-came), so that fairseq's command translates as ``xlpe-translate`` does."""
+``%s`` and ``{0}`` kept whole, the line's spacing recorded in the tokens, lowercased with
+``--lowercase-source``) and detokenization of the target (``detokenize``: the line as its
+tokens record it, in any language), so that fairseq's command translates as
+``xlpe-translate`` does."""
 from dataclasses import dataclass, field
 
 from fairseq.data.encoders import register_tokenizer
@@ -15,7 +16,6 @@ from .text.tokenization import tokenize_line
 @dataclass
 class XlpeTokenizerConfig(FairseqDataclass):
     source_lang: str = field(default="en", metadata={"help": "source language"})
-    target_lang: str = field(default="en", metadata={"help": "target language"})
     lowercase_source: bool = field(
         default=False, metadata={"help": "lowercase the source, for a lowercased corpus"})
 
@@ -29,4 +29,4 @@ class XlpeTokenizer:
         return tokenize_line(text, self.cfg.source_lang, self.cfg.lowercase_source)
 
     def decode(self, text):
-        return detokenize_line(text, self.cfg.target_lang)
+        return detokenize_line(text)

@@ -8,6 +8,8 @@ and fairseq, seconds of imports) is loaded, so that the plugin's import changes 
   cannot act on silenced, Ctrl-C during the imports ended quietly, a fairseq the plugin cannot
   run on said in one line;
 - ``user_dir``: ``xlpe-user-dir``, the plugin's folder, found without importing it;
+- ``install_eflomal``: ``xlpe-install-eflomal``, eflomal built for a fixed instruction set,
+  with pip alone (no plugin, no fairseq);
 - ``stage_usage``: a shell recipe's step measured (``XLPE_STAGE_LOG``) from a process that has
   not loaded the plugin.
 """

@@ -63,6 +63,10 @@ def libreoffice_corpus(argv=None):
     return run("xlpe_fairseq.preprocessing.libreoffice_corpus", argv)
 
 
+def catalog_corpus(argv=None):
+    return run("xlpe_fairseq.preprocessing.message_catalogs", argv)
+
+
 def average_checkpoints(argv=None):
     return run("xlpe_fairseq.evaluation.average_checkpoints", argv)
 

@@ -59,6 +59,6 @@ def run(module_name, argv=None):
     except ImportError as error:
         if not unsupported_fairseq(error):
             raise
-        print(f"{os.path.basename(sys.argv[0])}: {error}", file=sys.stderr)
+        print(f"{os.path.basename(sys.argv[0])}: error: {error}", file=sys.stderr)
         sys.exit(1)
     return command.main(argv)

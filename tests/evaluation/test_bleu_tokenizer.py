@@ -40,9 +40,9 @@ def test_japanese_is_scored_by_words_not_by_sentences():
 
 
 def test_detokenize_joins_chinese_and_japanese_words():
-    assert bleu.detokenize(["今天 天气 很 好 。"], "zh") == ["今天天气很好。"]
-    assert bleu.detokenize(["私 は 本 を 読む 。"], "ja") == ["私は本を読む。"]
-    assert bleu.detokenize(["오늘은 날씨가 좋습니다 ."], "ko") == ["오늘은 날씨가 좋습니다."]
+    assert bleu.detokenize(["今天 天气 很 好 。"]) == ["今天天气很好。"]
+    assert bleu.detokenize(["私 は 本 を 読む 。"]) == ["私は本を読む。"]
+    assert bleu.detokenize(["오늘은 날씨가 좋습니다 \uffed."]) == ["오늘은 날씨가 좋습니다."]
 
 
 def generate_output(path, hypotheses):

@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from synthetic_corpus import write_corpus
-from test_cli_end_to_end import run
+from synthetic_corpus import write_prepared_corpus
 from xlpe_fairseq.evaluation.noise_attack import main, read_results
 from xlpe_fairseq.io import InputError
 
@@ -70,29 +69,23 @@ def test_incomplete_generate_output_is_an_error_naming_the_file(tmp_path, capsys
 
 
 def test_recipe_trains_decodes_and_plots_one_tiny_model(tmp_path):
-    raw = write_corpus(tmp_path / "raw", sizes={"train": 100, "valid": 4, "test": 4})
-    data_bin = tmp_path / "data-bin"
-    run("fairseq_cli.preprocess", "--source-lang", "xx", "--target-lang", "yy",
-        "--trainpref", raw / "train", "--validpref", raw / "valid", "--testpref", raw / "test",
-        "--destdir", data_bin, "--joined-dictionary", "--workers", "1")
-    run("xlpe_fairseq.preprocessing.binarize", "--reorder", raw / "train.reorder", "--source",
-        raw / "train.xx", "--destdir", data_bin, "--split", "train", "--source-lang", "xx",
-        "--target-lang", "yy")
-    run("xlpe_fairseq.preordering.train", "--source", raw / "train.xx", "--reorder",
-        raw / "train.reorder", "--save", tmp_path / "pre.pt", "--embed-dim", "8",
-        "--hidden-dim", "8", "--epochs", "1")
+    """examples/noise_attack.sh trains through xlpe-train and scores through xlpe-evaluate,
+    on a prepared OUT."""
+    data = write_prepared_corpus(tmp_path / "data", {"train": 100, "valid": 4, "test": 4})
     tiny = ("--encoder-embed-dim 16 --decoder-embed-dim 16 --encoder-ffn-embed-dim 32 "
             "--decoder-ffn-embed-dim 32 --encoder-layers 1 --decoder-layers 1 --max-tokens 600 "
-            "--warmup-updates 1 --disable-validation")
+            "--warmup-updates 1")
     env = {**os.environ, "OMP_NUM_THREADS": "1",
            "PATH": os.path.dirname(sys.executable) + os.pathsep + os.environ["PATH"]}
     result = subprocess.run(
-        ["bash", str(RECIPE), "--data-bin", str(data_bin), "--reference", str(raw / "test.yy"),
-         "--preorderer", str(tmp_path / "pre.pt"), "--source-lang", "xx", "--target-lang", "yy",
-         "--updates", "1", "--noises", "0.1", "--model-args", tiny,
-         "--work", str(tmp_path / "work")],
+        ["bash", str(RECIPE), "--data", str(data), "--updates", "1", "--noises", "0.1",
+         "--model-args", tiny, "--work", str(tmp_path / "work")],
         capture_output=True, text=True, env=env)
     assert result.returncode == 0, result.stderr[-3000:]
-    assert "'reorder_noise': 0.1" in (tmp_path / "work" / "noise-0.1" / "train.log").read_text()
+    checkpoints = tmp_path / "work" / "noise-0.1" / "checkpoints"
+    assert "'reorder_noise': 0.1" in (checkpoints / "train.log").read_text()
+    assert (checkpoints / "schedule.env").read_text() == \
+        "SCHEDULE=demo\nTRAINED_MODEL=xlpe-combination\n", "trained by xlpe-train"
+    assert (checkpoints / "bleu-test.json").is_file(), "scored by xlpe-evaluate"
     assert (tmp_path / "work" / "noise_curve.png").read_bytes().startswith(PNG_MAGIC)
     assert "| 0.1 |" in (tmp_path / "work" / "noise_curve.md").read_text()

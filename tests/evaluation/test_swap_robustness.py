@@ -97,7 +97,7 @@ def test_command_end_to_end_matches_plain_generation_at_zero(tiny, tmp_path):
          str(checkpoints["untied"]), "--remove-bpe", "--required-batch-size-multiple", "1",
          "--num-workers", "0", *generate_args.split()],
         capture_output=True, text=True, check=True,
-        env={**os.environ, "OMP_NUM_THREADS": "1", "TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD": "1"})
+        env={**os.environ, "OMP_NUM_THREADS": "1"})
     (tmp_path / "plain.out").write_text(plain.stdout)
     sentences = len(source.splitlines())
     assert read_hypotheses(tmp_path / "plain.out", sentences) == read_hypotheses(

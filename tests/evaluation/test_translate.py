@@ -15,7 +15,8 @@ def corpus(tmp_path, preorderer=True):
     out = tmp_path / "fr-en"
     (out / "data-bin" / "text").mkdir(parents=True)
     (out / "bpe").mkdir()
-    (out / "recipe.env").write_text("SRC=fr\nTGT=en\nLOWERCASE=1\nRAW=/data/my\\ raw\n")
+    (out / "recipe.env").write_text("SRC=fr\nTGT=en\nLOWERCASE=1\nRAW=/data/my\\ raw\n"
+                                    "TOKENIZATION=reversible\n")
     for name in ("data-bin/text/dict.fr.txt", "data-bin/text/dict.en.txt", "bpe/codes"):
         (out / name).write_text("")
     if preorderer:
@@ -62,7 +63,31 @@ def test_a_folder_without_an_evaluation_or_with_a_changed_checkpoint_is_refused(
 
 def test_recipe_env_gives_languages_and_lowercasing(tmp_path):
     out, _ = corpus(tmp_path)
-    assert read_recipe_env(out / "recipe.env") == {"SRC": "fr", "TGT": "en", "LOWERCASE": "1"}
+    assert read_recipe_env(out / "recipe.env") == {"SRC": "fr", "TGT": "en", "LOWERCASE": "1",
+                                                   "TOKENIZATION": "reversible"}
+
+
+def test_a_corpus_tokenized_before_tokens_recorded_spacing_is_refused_in_one_line(tmp_path):
+    """Its model writes tokens without joiners, which detokenization cannot join as written:
+    the message says to prepare it again."""
+    out, checkpoint = corpus(tmp_path)
+    (out / "recipe.env").write_text("SRC=fr\nTGT=en\nLOWERCASE=1\nRAW=/raw\n")
+    with pytest.raises(InputError, match=r"recipe.env: .*earlier .*rerun xlpe-prepare"):
+        resolved("--corpus", out, "--checkpoint", checkpoint)
+
+
+@pytest.mark.parametrize("tokenized, taken_as_tokenized", [("fr,en", True), ("en", False),
+                                                          (None, False)])
+def test_a_source_the_corpus_had_tokenized_already_is_taken_as_tokenized(
+        tmp_path, tokenized, taken_as_tokenized):
+    """xlpe-prepare --tokenized fr: new French input gets what the corpus got, its spaces
+    normalized, not Moses' rules."""
+    out, checkpoint = corpus(tmp_path)
+    if tokenized:
+        with open(out / "recipe.env", "a") as recipe:
+            recipe.write(f"TOKENIZED={tokenized}\n")
+    args, _ = resolved("--corpus", out, "--checkpoint", checkpoint)
+    assert args.tokenized is taken_as_tokenized
 
 
 def test_corpus_supplies_dictionaries_codes_preorderer_and_languages(tmp_path):

@@ -11,8 +11,8 @@ shared by the test modules that use it.
 """
 import functools
 
+from support.fairseq_commands import TINY_MODEL, USER_DIR, run
 from synthetic_corpus import write_corpus
-from test_cli_end_to_end import TINY_MODEL, USER_DIR, run
 
 TWO_DECODER_LAYERS = [*TINY_MODEL, "--decoder-layers", "2"]
 

@@ -14,17 +14,13 @@ included, takes well under a minute on two cores). A longer random run::
 
     XLPE_FUZZ_EXAMPLES=2000 python -m pytest tests/fuzz -q --hypothesis-show-statistics
 """
-import contextlib
-import importlib
-import io
 import os
 import tempfile
-from pathlib import Path
 
-from hypothesis import event, given, strategies as st
+from hypothesis import given, strategies as st
 
 from fuzz.fuzz_settings import fuzz_settings
-from test_non_utf8_input import console_scripts
+from support.input_rule import check_rule, files
 from xlpe_fairseq.io import count_lines, read_lines
 from xlpe_fairseq.preordering.preorderer import Preorderer
 from xlpe_fairseq.preordering.vocabulary import Vocabulary
@@ -93,63 +89,6 @@ aligner_words = st.lists(st.sampled_from(["a", "b", "low", "lowest", "c"]), min_
 codes_file = file_bytes(st.one_of(st.just(["a b 5", "ab c 3"]), st.lists(
     st.one_of(st.just("a b 5"), st.just("ab c 3"), words), max_size=4)))
 parallel = st.sampled_from([("1", "100"), ("2", "1")])  # --workers, --chunk-size
-
-
-def run(command, argv):
-    """``(exit status, stderr)`` of a console command run in this process."""
-    module, function = console_scripts()[command].split(":")
-    main = getattr(importlib.import_module(module), function)
-    err = io.StringIO()
-    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
-        try:
-            status = main(argv) or 0
-        except SystemExit as exit_info:
-            status = exit_info.code or 0
-    return status, err.getvalue()
-
-
-def snapshot(folder):
-    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*"))
-            if p.is_file()}
-
-
-def check_rule(command, folder, argv, outputs):
-    """Run ``command`` on the files in ``folder``; assert the rule; return the exit status.
-
-    ``outputs``: ``{output name: input name}``, the input whose line count each output keeps
-    (None: no line count to compare).
-    """
-    inputs = snapshot(folder)
-    status, stderr = run(command, argv)
-    after = snapshot(folder)
-    event(f"exit status {status}")  # shown by --hypothesis-show-statistics
-    assert status in (0, 1), f"{command} exited {status}:\n{stderr}"
-    assert "Traceback" not in stderr, stderr
-    for name, data in inputs.items():
-        assert after.get(name) == data, f"{command} changed its input {name}"
-    if status == 1:
-        last = stderr.splitlines()[-1] if stderr else ""
-        assert last.startswith(f"{command}: error: "), f"no error line:\n{stderr}"
-        assert set(after) == set(inputs), f"{command} failed and left {set(after) - set(inputs)}"
-        return status
-    assert set(after) - set(inputs) == set(outputs), \
-        f"{command} wrote {set(after) - set(inputs)}, expected {set(outputs)}"
-    for output, source in outputs.items():
-        if source is not None:
-            assert count_lines(folder / output) == count_lines(folder / source), \
-                f"{output} has {count_lines(folder / output)} lines, {source} " \
-                f"{count_lines(folder / source)}"
-    return status
-
-
-@contextlib.contextmanager
-def files(**contents):
-    """A temporary folder holding the given ``{name: bytes}``."""
-    with tempfile.TemporaryDirectory() as folder:
-        folder = Path(folder)
-        for name, data in contents.items():
-            (folder / name).write_bytes(data)
-        yield folder
 
 
 @fuzz_settings(30)

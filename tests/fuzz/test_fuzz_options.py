@@ -8,7 +8,8 @@ Every numeric option must take an ``io.options.Number``: a bare ``int`` or ``flo
 let NaN, infinities and out-of-range values through.
 
 Parsers and model builds run in this process (milliseconds an example); only a sample of
-accepted values runs a command on real input. ``EXAMPLES`` counts what ran.
+accepted values runs a command on real input. ``EXAMPLES`` counts what ran (shown in the
+suite's summary).
 """
 import argparse
 import contextlib
@@ -20,9 +21,9 @@ from fairseq.models import ARCH_MODEL_REGISTRY
 from hypothesis import given, strategies as st
 
 from fuzz.fuzz_settings import fuzz_settings
-from fuzz.test_fuzz_commands import check_rule, files, run
 from models.model_builders import build_model, make_task
-from test_help_defaults import console_scripts, run_help
+from support.console_scripts import console_scripts, run_help, run_main
+from support.input_rule import check_rule, files
 from xlpe_fairseq.io import Number, OptionError, count_lines, default_workers
 
 VALUES = ["0", "1", "2", "-1", "-5", "0.5", "1.5", "nan", "-nan", "inf", "-inf", "1e400",
@@ -35,7 +36,7 @@ def parsers():
     subcommand, found through its --help (as test_help_defaults does)."""
     found = []
     with pytest.MonkeyPatch.context() as monkeypatch:
-        for name, entry in console_scripts():
+        for name, entry in console_scripts().items():
             parser, _ = run_help(name, entry, [], monkeypatch)
             found.append((name, entry, [], parser))
             for action in parser._actions:
@@ -73,7 +74,7 @@ def test_a_value_out_of_range_is_one_line_exit_2_and_writes_nothing(name, entry,
     option = action.option_strings[0]
     with tempfile.TemporaryDirectory() as folder, contextlib.chdir(folder):
         for value in VALUES:
-            status, stderr = run(name, [*words, f"{option}={value}"])
+            status, stderr = run_main(name, [*words, f"{option}={value}"])
             EXAMPLES["parsers"] += 1
             assert status == 2, f"{name} {option}={value!r} exited {status}:\n{stderr}"
             assert "Traceback" not in stderr, stderr
@@ -120,7 +121,7 @@ def test_bootstrap_samples_at_the_edges_run(samples):
     generated = "".join(f"H-{k}\t-0.5\t{line}\n" for k, line in enumerate(TINY)).encode()
     reference = "".join(line + "\n" for line in TINY).encode()
     with files(**{"gen.out": generated, "ref.en": reference}) as folder:
-        status, stderr = run("xlpe-compare", [
+        status, stderr = run_main("xlpe-compare", [
             "--generated", f"a={folder / 'gen.out'}", "--generated", f"b={folder / 'gen.out'}",
             "--reference", str(folder / "ref.en"), "--target-lang", "en",
             "--bootstrap-samples", samples, "--seed", "4294967295", "--json",
@@ -220,9 +221,3 @@ def test_the_tasks_numeric_options(option):
             assert "--" + option.replace("_", "-") in str(err) and "\n" not in str(err)
             continue
         assert value == value and abs(value) != float("inf"), f"--{option} {value} accepted"
-
-
-def test_report_how_many_examples_ran(capsys):
-    with capsys.disabled():
-        print(f"\noption fuzz: {EXAMPLES['parsers']} parser examples, {EXAMPLES['runs']} "
-              f"runs, {EXAMPLES['plugin']} plugin option builds")

@@ -6,10 +6,10 @@ infinite, huge, not a number, empty, leading zeros, codes that are paths). The r
 (docs/input-rules.md): a value the option does not take is one line naming it, exit 2, and
 nothing is written; otherwise the script goes on with the value as given (leading zeros
 dropped). No training or decoding runs: fairseq's commands the scripts run are the stubs of
-tests/recipes/test_shell_entry_points.py (its checkpoints hold settings and no weights), and
+tests/support/workflow_stubs.py (its checkpoints hold settings and no weights), and
 prepare-corpus.sh is given a
 raw folder without a corpus, so that it stops at its first look at the data, after every
-check. ``EXAMPLES`` counts what ran.
+check. ``EXAMPLES`` counts what ran (shown in the suite's summary).
 """
 import os
 import re
@@ -20,7 +20,7 @@ from pathlib import Path
 from hypothesis import event, given, strategies as st
 
 from fuzz.fuzz_settings import fuzz_settings
-from recipes.test_shell_entry_points import prepared, stubs, trained_checkpoint
+from support.workflow_stubs import prepared, stubs, trained_checkpoint
 from xlpe_fairseq.io import default_workers
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -265,9 +265,3 @@ def test_evaluate_passes_on_the_values_it_takes_and_refuses_the_others(given_opt
             assert (trained / f"generate-{subset}.out").exists()
             return
         assert snapshot(folder) == before, "nothing is written"
-
-
-def test_report_how_many_examples_ran(capsys):
-    with capsys.disabled():
-        print("\nshell entry point fuzz: " + ", ".join(
-            f"{count} {script} examples" for script, count in EXAMPLES.items()))

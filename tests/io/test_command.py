@@ -73,7 +73,26 @@ def test_a_broken_pipe_of_another_file_is_not_taken_for_a_closed_stdout():
         sys.executable, "-c", "import sys\nfrom xlpe_fairseq.io import run_command\n"
         "def body():\n    raise BrokenPipeError(32, 'Broken pipe')\n"
         "sys.stdout = open('/dev/null', 'w')\nrun_command(body, 'xlpe-x')"])
-    assert status == 1 and "BrokenPipeError" in stderr, stderr
+    assert status == 1 and stderr == "xlpe-x: error: Broken pipe\n", stderr
+
+
+@pytest.mark.parametrize("error, line", [
+    (OSError(28, "No space left on device", "out/train.log"),
+     "out/train.log: No space left on device"),
+    (PermissionError(13, "Permission denied", "ck/schedule.env"),
+     "ck/schedule.env: Permission denied"),
+    (OSError(18, "Invalid cross-device link", "a/.x.tmp", None, "b/x"),
+     "a/.x.tmp and b/x: Invalid cross-device link"),
+    (OSError(5, "Input/output error"), "Input/output error"),
+])
+def test_an_error_of_the_system_is_one_line_naming_the_file(error, line, capsys):
+    def body():
+        raise error
+
+    with pytest.raises(SystemExit) as exit_info:
+        run_command(body, "xlpe-x")
+    assert exit_info.value.code == 1
+    assert capsys.readouterr().err == f"xlpe-x: error: {line}\n"
 
 
 @pytest.mark.parametrize("module, files, argv", [

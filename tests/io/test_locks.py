@@ -69,3 +69,14 @@ def test_a_writer_creates_its_folder_and_no_run_claims_the_root(tmp_path, holder
     assert said == "held" and (tmp_path / "new" / "ck" / LOCK_NAME).exists()
     with pytest.raises(InputError, match="is the root folder"):
         claim_folder("/", "read", "the corpus (OUT)", "evaluate.sh")
+
+
+def test_a_folder_this_process_writes_is_claimed_again_by_a_step_of_the_same_run(tmp_path):
+    """The Bible recipe holds OUTDIR and runs xlpe-prepare into it in the same process."""
+    twice = ("import sys\nfrom xlpe_fairseq.io.locks import claim_folder\n"
+             "claim_folder(sys.argv[1], 'write', 'the folder', 'recipe')\n"
+             "claim_folder(sys.argv[1], 'write', 'the folder', 'xlpe-prepare')\n"
+             "claim_folder(sys.argv[1], 'read', 'the folder', 'xlpe-prepare')\nprint('held')\n")
+    result = subprocess.run([sys.executable, "-c", twice, str(tmp_path)], capture_output=True,
+                            text=True)
+    assert result.stdout == "held\n", result.stderr

@@ -118,6 +118,21 @@ def test_the_recipe_fills_in_its_own_folder(tmp_path):
     assert result.stdout.count("\n") == 1
 
 
+def test_the_command_in_the_advice_runs_nothing_when_pasted(tmp_path):
+    """OUT is quoted as one shell word: a name holding $(...) is a name, not a command."""
+    out = tmp_path / "o'ut $(touch PWNED)"
+    (out / "data-bin").mkdir(parents=True)
+    path = score_file(out, scores(0.80, 0.75, 0.50, 0.70))
+    line = subprocess.run([sys.executable, "-m", "xlpe_fairseq.preordering.advice", str(path)],
+                          capture_output=True, text=True).stdout
+    command = line.split(": ", 2)[2].split(";")[0]
+    pasted = subprocess.run(["bash", "-c", f"xlpe-train() {{ printf '%s\\n' \"$@\"; }}; {command}"],
+                            capture_output=True, text=True, cwd=tmp_path)
+    assert pasted.stdout.splitlines() == ["xlpe-inxl", f"{out}/data-bin", "CHECKPOINT_DIR"], (
+        command, pasted.stderr)
+    assert not (tmp_path / "PWNED").exists()
+
+
 @pytest.mark.parametrize("text, message", [
     ("hypothesis 0.5 0.5 0.1", "no 'monotone' row"),
     ("hypothesis x 0.5 0.1\nmonotone 0.5 0.5 0.1", "line 1: expected a row"),

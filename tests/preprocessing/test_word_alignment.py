@@ -202,9 +202,9 @@ def test_eflomal_build_of_a_binary_without_debug_information(tmp_path):
 
 @pytest.mark.skipif(not eflomal_installed(), reason="eflomal-align not installed")
 def test_installed_eflomal_is_built_for_any_cpu():
-    """`make setup` builds eflomal for x86-64-v3 (scripts/install_eflomal.sh): a build for the
+    """`make setup` builds eflomal for x86-64-v3 (xlpe-install-eflomal): a build for the
     CPU at hand (pip's, -march=native) aligns the demo's corpus differently on another model."""
     build = word_alignment.eflomal_build()
     assert build is not None and build[1], (
         f"eflomal was built for this CPU ({build and build[0]}); rebuild it with "
-        "scripts/install_eflomal.sh PIP (make setup does)")
+        "xlpe-install-eflomal (make setup does)")

@@ -102,8 +102,7 @@ def test_the_command_says_what_it_chose(tmp_path, capsys):
 def fairseq(module, *args, cwd):
     result = subprocess.run([sys.executable, "-m", module, *map(str, args)], cwd=cwd,
                             capture_output=True, text=True,
-                            env={**os.environ, "OMP_NUM_THREADS": "1",
-                                 "TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD": "1"})
+                            env={**os.environ, "OMP_NUM_THREADS": "1"})
     assert result.returncode == 0, f"{module} failed:\n{result.stderr[-3000:]}"
     return result
 

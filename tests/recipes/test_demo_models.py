@@ -36,7 +36,7 @@ def demo_summary(work, gpu):
 def test_demo_prints_the_measured_range_beside_its_default_cpu_scores(tmp_path, updates, gpu,
                                                                       shown):
     (tmp_path / "data" / "bpe").mkdir(parents=True)
-    for name in ("codes", "train.align", "train.reorder"):
+    for name in ("codes", "train.align", "train.dpe.reorder"):
         (tmp_path / "data" / "bpe" / name).write_text(name)
     for model, bleu in (("transformer", 5.6), ("dpe", 5.88)):
         (tmp_path / model).mkdir()

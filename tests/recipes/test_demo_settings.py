@@ -32,3 +32,11 @@ def test_kernels_are_avx2_whatever_the_cpu():
     capability = torch_after_demo_settings("torch.backends.cpu.get_cpu_capability()")
     assert capability in ("AVX2", "DEFAULT", "NO AVX"), \
         f"torch runs {capability} kernels; the README's numbers come from AVX2 ones"
+
+
+def test_the_demos_default_updates_are_the_demo_schedules():
+    from xlpe_fairseq.workflow.schedules import schedule
+
+    result = subprocess.run(["bash", "-c", 'source examples/demo_settings.sh; echo "$DEMO_UPDATES"'],
+                            cwd=REPO, capture_output=True, text=True, check=True)
+    assert int(result.stdout) == schedule("demo", "demo", "en").max_update

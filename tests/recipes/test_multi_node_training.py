@@ -11,7 +11,7 @@ from pathlib import Path
 import torch
 
 from slurm_cluster import slurm  # noqa: F401  (the fixture)
-from test_cli_end_to_end import TINY_MODEL, binarized_corpus
+from support.fairseq_commands import TINY_MODEL, binarized_corpus
 from xlpe_fairseq.io.provenance import record_corpus
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -36,7 +36,8 @@ def prepared_corpus(root, data_bin=None):
     (root / "reference").mkdir()
     for split in ("valid", "test"):
         (root / "reference" / f"{split}.{tgt}").write_text("")
-    (root / "recipe.env").write_text(f"SRC={src}\nTGT={tgt}\nLOWERCASE=0\nRAW=/raw\n")
+    (root / "recipe.env").write_text(f"SRC={src}\nTGT={tgt}\nLOWERCASE=0\nRAW=/raw\n"
+                                     "TOKENIZATION=reversible\n")
     record_corpus(str(root), str(root / "no-raw"), src, tgt, {}, ["prepare-corpus.sh"])
     return root
 
@@ -71,6 +72,22 @@ def test_the_script_trains_the_local_command_over_nodes_times_gpus(tmp_path):
         "--update-freq, --distributed-world-size 8)"
     assert f"tee -a {tmp_path / 'ck' / 'train.log'}" in script
     assert "xlpe-provenance training" in script and "schedule.env" in script
+
+
+def test_the_summary_of_a_cpu_script_counts_cpu_processes(tmp_path):
+    """The schedule's summary says what trains: CPU processes on the CPU, not GPUs."""
+    out = prepared_corpus(tmp_path / "out")
+    printed = subprocess.run(["bash", str(TRAIN), "transformer", str(out), str(tmp_path / "ck"),
+                              "--sbatch", "--nodes", "2", "--gpus", "3", "--cpu"],
+                             capture_output=True, text=True)
+    assert printed.returncode == 0, printed.stderr
+    assert "tokens per update: up to 4096 on each of 6 CPU processes" in printed.stderr, (
+        printed.stderr)
+    assert "on each of 6 GPUs" not in printed.stderr, printed.stderr
+    gpus = subprocess.run(["bash", str(TRAIN), "transformer", str(out), str(tmp_path / "ck"),
+                           "--sbatch", "--nodes", "2", "--gpus", "3"], capture_output=True,
+                          text=True)
+    assert "tokens per update: up to 4096 on each of 6 GPUs" in gpus.stderr, gpus.stderr
 
 
 def test_two_slurm_tasks_train_one_model_with_ddp_over_gloo(slurm, tmp_path):  # noqa: F811

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from fairseq.data import data_utils
 
-from test_cli_end_to_end import binarized_corpus
+from support.fairseq_commands import binarized_corpus
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -4,19 +4,14 @@ scaled to its budget, and evaluate.sh on a folder with fewer checkpoints than th
 averages or another model than the one trained there. No training runs: fairseq's commands
 are stubs where a script would run them, and the checkpoints hold a training's settings and
 no weights."""
-import argparse
-import hashlib
 import os
 import shlex
 import subprocess
 from pathlib import Path
 
 import pytest
-import torch
 
-from xlpe_fairseq.io.digests import CHECKPOINT_KEY, fingerprint_of
-from xlpe_fairseq.io.provenance import record_corpus
-from xlpe_fairseq.workflow.schedules import data_bin_variant, trained_settings
+from support.workflow_stubs import fairseq_stub, prepared, stubs, trained_checkpoint
 
 ROOT = Path(__file__).resolve().parents[2]
 PREPARE = ROOT / "data_prep" / "prepare-corpus.sh"
@@ -46,9 +41,9 @@ def test_help_exits_0_with_the_defaults(script, args, defaults):
             assert default in result.stdout, (script.name, default)
 
 
-def one_usage_error(result, message):
+def one_usage_error(result, script, message):
     assert result.returncode == 2, result.stderr
-    assert result.stderr == message + "\n", result.stderr
+    assert result.stderr == f"{script.name}: error: {message}\n", result.stderr
 
 
 def raw_corpus(tmp_path):
@@ -84,7 +79,7 @@ def test_prepare_corpus_refuses_a_bad_value_before_any_work(tmp_path, option, va
     raw = raw_corpus(tmp_path)
     given = [option] if value is None else [option, value]
     result = bash(PREPARE, "--src", "en", "--tgt", "de", *given, raw, tmp_path / "out")
-    one_usage_error(result, message)
+    one_usage_error(result, PREPARE, message)
     assert not (tmp_path / "out").exists(), "nothing is written"
 
 
@@ -99,7 +94,8 @@ def test_prepare_corpus_refuses_a_bad_setting_before_any_work(tmp_path, setting,
     result = bash(PREPARE, "--src", "en", "--tgt", "de", raw_corpus(tmp_path), tmp_path / "out",
                   env={name: value})
     assert result.returncode == 2 and result.stderr.count("\n") == 1, result.stderr
-    assert result.stderr.startswith(message or f"{name}: --device {value}: not a torch device")
+    assert result.stderr.startswith("prepare-corpus.sh: error: " + (
+        message or f"{name}: --device {value}: not a torch device"))
     assert not (tmp_path / "out").exists(), "nothing is written"
 
 
@@ -107,34 +103,8 @@ def test_prepare_corpus_takes_operands_after_a_double_dash(tmp_path):
     result = bash(PREPARE, "--src", "en", "--tgt", "de", "--", "-raw", tmp_path / "out",
                   cwd=tmp_path)
     assert result.returncode == 1, result.stderr
-    assert result.stderr == "prepare-corpus.sh: -raw: no such folder\n"
+    assert result.stderr == "prepare-corpus.sh: error: -raw: no such folder\n"
     assert not (tmp_path / "out").exists()
-
-
-# the files of each data-bin of ``prepared``
-DATA_BIN = {"dict.fr.txt": "le 1\n", "dict.en.txt": "the 1\n",
-            **{f"{split}.fr-en.fr.idx": "" for split in ("train", "valid", "test")}}
-
-
-def prepared(root):
-    """An OUT of prepare-corpus.sh, without the data."""
-    for variant in ("text", "dpe", "xlpe"):
-        folder = root / "data-bin" / variant
-        folder.mkdir(parents=True)
-        for name, text in DATA_BIN.items():
-            (folder / name).write_text(text)
-    (root / "raw").mkdir()
-    (root / "reference").mkdir()
-    for split in ("train", "valid", "test"):
-        for lang in ("fr", "en"):
-            (root / "raw" / f"{split}.{lang}").write_text("the\n")
-    for split in ("valid", "test"):
-        (root / "reference" / f"{split}.en").write_text("the\n")
-    (root / "bpe").mkdir()
-    (root / "bpe" / "codes").write_text("t h 2\n")
-    (root / "recipe.env").write_text(f"SRC=fr\nTGT=en\nLOWERCASE=0\nRAW={root / 'raw'}\n")
-    record_corpus(str(root), str(root / "raw"), "fr", "en", {}, ["prepare-corpus.sh"])
-    return root
 
 
 def dry_run_command(*args):
@@ -188,7 +158,7 @@ def test_train_reads_the_values_as_decimal_numbers(tmp_path):
 def test_train_refuses_an_empty_save_dir(tmp_path):
     result = bash(TRAIN, "transformer", prepared(tmp_path) / "data-bin", tmp_path / "ck",
                   "--save-dir", "", "--dry-run")
-    one_usage_error(result, "--save-dir must name a folder, not ''")
+    one_usage_error(result, TRAIN, "--save-dir must name a folder, not ''")
 
 
 def test_train_refuses_more_gpus_than_the_machine_has_before_any_work(tmp_path):
@@ -197,7 +167,7 @@ def test_train_refuses_more_gpus_than_the_machine_has_before_any_work(tmp_path):
     gpus = torch.cuda.device_count()
     result = bash(TRAIN, "transformer", prepared(tmp_path / "out") / "data-bin", tmp_path / "ck",
                   "--gpus", max(gpus, 1) + 1, env=stubs(tmp_path))
-    one_usage_error(result, f"--gpus must be a whole number from 1 to {gpus}, not '{gpus + 1}'"
+    one_usage_error(result, TRAIN, f"--gpus must be a whole number from 1 to {gpus}, not '{gpus + 1}'"
                     if gpus else "--gpus must be 1 on a machine without GPUs (training on the "
                     "CPU), not '2'")
     assert not (tmp_path / "ck").exists() and not (tmp_path / "calls").exists()
@@ -206,69 +176,8 @@ def test_train_refuses_more_gpus_than_the_machine_has_before_any_work(tmp_path):
 def test_train_given_one_variant_of_the_data_bin_names_the_folder_to_pass(tmp_path):
     data_bin = prepared(tmp_path) / "data-bin"
     result = bash(TRAIN, "xlpe-inxl", data_bin / "text", tmp_path / "ck", "--dry-run")
-    one_usage_error(result, f"{data_bin / 'text'} is one variant of the data-bin: pass "
+    one_usage_error(result, TRAIN, f"{data_bin / 'text'} is one variant of the data-bin: pass "
                     f"{data_bin}, the folder above, from which xlpe-inxl reads xlpe")
-
-
-# a stub of a fairseq command: it logs its arguments to CALLS as the command line it was
-# given, "fairseq-NAME ARGS"
-FAIRSEQ_STUB = """import json, os, sys, time
-with open({calls!r}, "a") as calls:
-    calls.write(" ".join(["fairseq-{name}", *sys.argv[1:]]) + "\\n")
-"""
-# fairseq-generate's stub: each line of OUT's reference of the split as its hypothesis
-GENERATE = """args = sys.argv[1:]
-out = os.path.dirname(os.path.dirname(os.path.abspath(args[0])))
-split, tgt = (args[args.index(option) + 1] for option in ("--gen-subset", "--target-lang"))
-with open(os.path.join(out, "reference", f"{split}.{tgt}"), encoding="utf-8") as reference:
-    for number, line in enumerate(reference.read().splitlines()):
-        print(f"S-{number}\\t{line}\\nH-{number}\\t-0.1\\t{line}\\nD-{number}\\t-0.1\\t{line}")
-"""
-
-
-def stubs(tmp_path):
-    """fairseq-train and fairseq-generate, as the xlpe-* commands run them (python -m
-    xlpe_fairseq_cli.fairseq), replaced by the stubs of a fairseq_cli package first on
-    PYTHONPATH: they log their arguments to TMP/calls, and fairseq-generate gives the
-    reference as its hypotheses. The rest (averaging, checking the checkpoint, scoring,
-    records) is the commands' own."""
-    package = tmp_path / "stubs" / "fairseq_cli"
-    package.mkdir(parents=True)
-    (package / "__init__.py").write_text("")
-    env = {"PYTHONPATH": os.pathsep.join(filter(None, [str(package.parent),
-                                                       os.environ.get("PYTHONPATH")]))}
-    fairseq_stub(env, "train", "")
-    fairseq_stub(env, "generate", GENERATE)
-    return env
-
-
-def fairseq_stub(env, name, body):
-    """The stub of fairseq-NAME in the stubs ``env`` names: it logs its arguments, then runs
-    the Python ``body``. Returns the folder the stubs are in."""
-    folder = Path(env["PYTHONPATH"].split(os.pathsep)[0])
-    (folder / "fairseq_cli" / f"{name}.py").write_text(
-        FAIRSEQ_STUB.format(calls=str(folder.parent / "calls"), name=name) + body)
-    return folder
-
-
-def fairseq_state(arch, keep=5, metric="loss", weight_decay=0.0001, **model):
-    """A checkpoint's saved settings as fairseq 0.12 saves them (``cfg`` with the model's
-    Namespace), without weights."""
-    return {"model": {}, "cfg": {
-        "model": argparse.Namespace(arch=arch, **model),
-        "checkpoint": {"keep_interval_updates": keep, "best_checkpoint_metric": metric},
-        "optimizer": {"weight_decay": weight_decay}}}
-
-
-def trained_checkpoint(path, model, schedule="dpe-iwslt"):
-    """A checkpoint of ``model`` as xlpe-train saves it on ``schedule`` from the data-bin of
-    ``prepared``: its settings and data fingerprint, no weights."""
-    settings = {name: values[0] for name, values in trained_settings(model, schedule).items()}
-    variant = data_bin_variant(model)
-    digests = {name: hashlib.sha256(text.encode()).hexdigest() for name, text in DATA_BIN.items()}
-    torch.save({"model": {}, "cfg": {"model": argparse.Namespace(**settings)},
-                "task_state": {CHECKPOINT_KEY: fingerprint_of(f"data-bin/{variant}", [digests])}},
-               path)
 
 
 def trained_folder(tmp_path, model, checkpoints):
@@ -328,14 +237,16 @@ def test_evaluate_refuses_a_bad_value_in_one_line_before_any_work(tmp_path, opti
     result = bash(EVALUATE, prepared(tmp_path / "out"), folder, option, value,
                   env=stubs(tmp_path))
     assert result.returncode == 2 and result.stderr.count("\n") == 1, result.stderr
-    assert result.stderr.startswith(message or f"{option} must be one of: "), result.stderr
+    assert result.stderr.startswith("evaluate.sh: error: " + (
+        message or f"{option} must be one of: ")), result.stderr
     assert not (tmp_path / "calls").exists() and sorted(os.listdir(folder)) == before
 
 
 def test_evaluate_refuses_an_unknown_model_in_one_line(tmp_path):
     result = bash(EVALUATE, prepared(tmp_path / "out"), tmp_path / "ck", "--model", "bogus")
     assert result.returncode == 2 and result.stderr.count("\n") == 1, result.stderr
-    assert result.stderr.startswith("--model must be one of: transformer dpe xlpe ")
+    assert result.stderr.startswith(
+        "evaluate.sh: error: --model must be one of: transformer dpe xlpe ")
 
 
 def test_evaluate_reads_the_values_as_decimal_numbers(tmp_path):
@@ -356,7 +267,7 @@ def test_evaluate_without_the_split_says_so_before_averaging(tmp_path, missing):
     folder = trained_folder(tmp_path, "dpe", ["checkpoint_1_10.pt", "checkpoint_2_20.pt"])
     result = bash(EVALUATE, out, folder, "--subset", "valid", env=stubs(tmp_path))
     assert result.returncode == 1 and result.stderr == (
-        f"{out / missing}: no such file; has the data_prep recipe made the valid split of "
+        f"evaluate.sh: error: {out / missing}: no such file; has the data_prep recipe made the valid split of "
         f"{out}?\n"), result.stderr
     assert not (tmp_path / "calls").exists()
 
@@ -376,7 +287,7 @@ def test_evaluate_with_another_model_than_trained_names_the_model_to_pass(tmp_pa
     folder = trained_folder(tmp_path, "xlpe-inxl", [])
     result = bash(EVALUATE, prepared(tmp_path / "out"), folder, "--model", "transformer",
                   env=stubs(tmp_path))
-    one_usage_error(result, f"{folder} holds a xlpe-inxl model (xlpe-train xlpe-inxl), "
+    one_usage_error(result, EVALUATE, f"{folder} holds a xlpe-inxl model (xlpe-train xlpe-inxl), "
                     "not transformer: pass --model xlpe-inxl")
 
 
@@ -388,7 +299,7 @@ def test_train_refuses_a_folder_of_another_model_without_relabeling_it(tmp_path)
     before = (folder / "schedule.env").read_text()
     result = bash(TRAIN, "dpe", out / "data-bin", folder, env=env)
     assert result.returncode == 1 and result.stderr.splitlines()[-1] == (
-        f"train.sh: {folder} holds the checkpoints of transformer on the schedule dpe-iwslt "
+        f"train.sh: error: {folder} holds the checkpoints of transformer on the schedule dpe-iwslt "
         "(its schedule.env), not of dpe on dpe-iwslt: train into another folder, or pass "
         "--restart to start afresh (the old run is kept in a subfolder)"), result.stderr
     assert (folder / "schedule.env").read_text() == before

@@ -148,14 +148,16 @@ def test_flags_override_the_schedule_and_the_printout_says_so():
     assert (a.warmup_updates, a.max_update, a.lr, a.max_tokens, a.update_freq) == (
         100, 50, [1e-3], 2000, [2])
     assert "50 updates, warmup 100, lr 1e-3" in printout
-    assert "2000 tokens x 4 (2 GPU(s) x update-freq 2; the paper's: x 4)" in printout
+    assert ("batch: up to 8000 tokens per update: 2 batches of up to 2000 accumulated "
+            "(--update-freq 2) on each of 2 GPUs; the paper's: 4096 x 4 GPUs = 16384") in printout
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="the printout of a machine without a GPU")
 def test_a_training_without_a_gpu_says_it_trains_on_the_cpu():
     _, printout = dry_run("train-wmt14-en-de.sh", "/data/wmt14", "--model", "re-both",
                           "--max-tokens", "2000", schedule_printout=True)
-    assert "(the CPU x update-freq" in printout and "GPU(s)" not in printout, printout
+    assert "per update: 4 batches of up to 2000 accumulated (--update-freq 4) on the CPU" in (
+        printout) and "on each of" not in printout, printout
 
 
 def test_unknown_schedule_lists_the_known_ones():
@@ -163,7 +165,8 @@ def test_unknown_schedule_lists_the_known_ones():
                              "--model", "dpe", "--schedule", "bogus", "--dry-run"],
                             capture_output=True, text=True)
     assert result.returncode == 2
-    assert result.stderr == "--schedule must be one of: dpe-iwslt dpe re xlpe, not 'bogus'\n"
+    assert result.stderr == ("train-wmt14-en-de.sh: error: --schedule must be one of: "
+                             "dpe-iwslt dpe re xlpe, not 'bogus'\n")
 
 
 @pytest.mark.parametrize("size, order_lambda", [("small", 0.3), ("base", 0.5), ("big", 0.5)])
@@ -204,7 +207,8 @@ def test_evaluate_decodes_as_the_training_schedule_says(tmp_path, model, size, c
     for variant in ("text", "dpe", "xlpe"):
         (data / "data-bin" / variant).mkdir(parents=True)
         (data / "data-bin" / variant / "dict.en.txt").write_text("")
-    (data / "recipe.env").write_text("SRC=en\nTGT=de\nLOWERCASE=0\nRAW=/raw\n")
+    (data / "recipe.env").write_text("SRC=en\nTGT=de\nLOWERCASE=0\nRAW=/raw\n"
+                                     "TOKENIZATION=reversible\n")
     (data / "bpe").mkdir()
     (data / "bpe" / "codes").write_text("")
     (data / "reference").mkdir()
@@ -245,7 +249,8 @@ def test_evaluate_decodes_xl_pe_with_the_preorderers_best_unless_told(tmp_path, 
                                                                        expected):
     """XL PE models decode the data-bin's test positions, the preorderer's best reordering,
     unless --preorderer-nbest N asks to choose among its N best."""
-    (tmp_path / "recipe.env").write_text("SRC=en\nTGT=de\nLOWERCASE=0\nRAW=/raw\n")
+    (tmp_path / "recipe.env").write_text("SRC=en\nTGT=de\nLOWERCASE=0\nRAW=/raw\n"
+                                         "TOKENIZATION=reversible\n")
     result = subprocess.run(["bash", str(EXAMPLES / "evaluate.sh"), str(tmp_path),
                              str(tmp_path / "ckpt"), "--model", model, "--schedule", "xlpe",
                              "--dry-run", *options], capture_output=True, text=True)
@@ -263,7 +268,8 @@ def test_evaluate_decodes_xl_pe_with_the_preorderers_best_unless_told(tmp_path, 
 ])
 def test_evaluate_refuses_a_preorderer_choice_it_cannot_make(tmp_path, model, value, status,
                                                              message):
-    (tmp_path / "recipe.env").write_text("SRC=en\nTGT=de\nLOWERCASE=0\nRAW=/raw\n")
+    (tmp_path / "recipe.env").write_text("SRC=en\nTGT=de\nLOWERCASE=0\nRAW=/raw\n"
+                                         "TOKENIZATION=reversible\n")
     (tmp_path / "ckpt").mkdir()
     (tmp_path / "ckpt" / "checkpoint_best.pt").write_bytes(b"")
     result = subprocess.run(["bash", str(EXAMPLES / "evaluate.sh"), str(tmp_path),
@@ -273,8 +279,21 @@ def test_evaluate_refuses_a_preorderer_choice_it_cannot_make(tmp_path, model, va
     assert len(result.stderr.strip().splitlines()) <= 2, result.stderr
 
 
-def test_evaluate_without_a_schedule_asks_for_one(tmp_path):
+def test_evaluate_refuses_a_corpus_tokenized_before_tokens_recorded_spacing(tmp_path):
+    """An OUT prepared before has no TOKENIZATION line: its tokens cannot give the text back,
+    so it is refused in one line that says to prepare it again, before any work."""
     (tmp_path / "recipe.env").write_text("SRC=en\nTGT=de\nLOWERCASE=0\nRAW=/raw\n")
+    result = subprocess.run(["bash", str(EXAMPLES / "evaluate.sh"), str(tmp_path),
+                             str(tmp_path / "ckpt"), "--model", "transformer", "--schedule",
+                             "re", "--dry-run"], capture_output=True, text=True)
+    assert result.returncode == 1, result.stderr
+    assert "recipe.env" in result.stderr and "rerun xlpe-prepare" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+
+
+def test_evaluate_without_a_schedule_asks_for_one(tmp_path):
+    (tmp_path / "recipe.env").write_text("SRC=en\nTGT=de\nLOWERCASE=0\nRAW=/raw\n"
+                                         "TOKENIZATION=reversible\n")
     result = subprocess.run(["bash", str(EXAMPLES / "evaluate.sh"), str(tmp_path),
                              str(tmp_path / "ckpt"), "--model", "dpe", "--dry-run"],
                             capture_output=True, text=True)

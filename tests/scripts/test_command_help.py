@@ -24,7 +24,7 @@ def load_script():
                            "lays help out as it shows")
 def test_the_commands_page_is_every_commands_help_as_printed():
     result = subprocess.run([sys.executable, SCRIPT, "--check"], capture_output=True,
-                            text=True, env={**os.environ, "TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD": "1"})
+                            text=True)
     assert result.returncode == 0, (
         f"docs/commands.md differs from the commands' --help (exit {result.returncode}):\n"
         f"{result.stderr[-2000:]}")

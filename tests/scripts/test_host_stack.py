@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from recipes.test_recipes_offline import sentences
-from test_own_corpus import FIRST_TRY_MODEL, readme_first_try
+from support.first_try import FIRST_TRY_MODEL, readme_first_try
+from support.parallel_text import sentences
 
 REPO = Path(__file__).resolve().parents[2]
 HOST_FAIRSEQ = "fairseq-fixed==0.12.3.1"

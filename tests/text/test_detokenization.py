@@ -1,6 +1,5 @@
-"""Detokenization by target language: Chinese and Japanese as a reader writes them, no space
-between CJK characters or next to CJK punctuation; guillemets as each language writes them;
-other languages as Moses writes them; the same function behind xlpe-bleu, xlpe-translate and
+"""Detokenization: each tokenized line as it was written, in every language (the tokens
+record its spacing); the same function behind xlpe-bleu, xlpe-translate and
 fairseq-interactive's --tokenizer xlpe."""
 from argparse import Namespace
 from pathlib import Path
@@ -12,66 +11,35 @@ from xlpe_fairseq.text.detokenization import detokenize, detokenize_line
 from xlpe_fairseq.text.tokenization import tokenize_line
 
 
-@pytest.mark.parametrize("language, tokenized, expected", [
-    ("zh", "在 「 打开 」 对话框 ， 选择 文件 。", "在「打开」对话框，选择文件。"),
-    ("zh", "选择 “ 工具 - 选项 ” ， 然后 点击 OK 。", "选择“工具 - 选项”，然后点击 OK。"),
-    ("zh", "使用 LibreOffice Writer 打开 文件 。 按 Ctrl + C 。",
-     "使用 LibreOffice Writer 打开文件。按 Ctrl + C。"),
-    ("zh-CN", "是否 保存 （ 可选 ） ？", "是否保存（可选）？"),
-    ("ja", "「 ファイル 」 を 開き ます 。 次 に 、 OK を クリック し ます 。",
-     "「ファイル」を開きます。次に、OK をクリックします。"),
-    ("ja", "ページ 数 ： 10 … 以上 ！", "ページ数：10…以上！"),
-    ("en", "Choose Tools - Options , then click \" OK \" .",
-     "Choose Tools - Options, then click \"OK\"."),
-])
-def test_detokenized_as_written(language, tokenized, expected):
-    assert detokenize_line(tokenized, language) == expected
-    assert detokenize([tokenized], language) == [expected]
-
-
-# raw target lines of software strings, as the language writes its quotes and marks
+# raw target lines of software strings, as each language writes its quotes and marks
 WRITTEN = [
     ("ru", "Файл «%s» не найден."),
-    ("ru", "Нажмите «OK»."),
     ("ru", "Стиль «Обычный» (по умолчанию) — «%1», «%2» и «%3»?"),
-    ("ru", "Введите „%s“ и нажмите «Сохранить»: № 5."),
     ("ru", "«Документ «%s» не сохранён»"),
-    ("uk", "Файл «%s» не знайдено."),
-    ("be", "Націсніце «Захаваць»."),
-    ("es", "Pulse «Aceptar»."),
     ("de", "Klicken Sie auf »OK«, dann auf „Speichern“."),
     ("de-CH", "Klicken Sie auf «OK»."),
     ("fr", "Cliquez sur « OK » : le fichier « %s » est introuvable !"),
+    ("sv", "Klicka på »OK»."),
+    ("zh", "选择“工具 - 选项”，然后点击 OK。"),
+    ("ja", "「ファイル」を開きます。次に、OK をクリックします。"),
 ]
 
 
 @pytest.mark.parametrize("language, written", WRITTEN,
                          ids=[f"{language}-{k}" for k, (language, _) in enumerate(WRITTEN)])
 def test_a_tokenized_target_comes_back_as_written(language, written):
-    """xlpe-tokenize then the detokenizer: the line as the language writes it; Moses alone
-    left a space inside guillemets (``Файл « %s » не найден.``)."""
+    """xlpe-tokenize then the detokenizer: the line as written; Moses's detokenizer left a
+    space inside guillemets (``Файл « %s » не найден.``) and needed rules per language."""
     tokenized = tokenize_line(written, language)
-    assert detokenize_line(tokenized, language) == written, tokenized
+    assert detokenize_line(tokenized) == written, tokenized
+    assert detokenize([tokenized]) == [written]
 
 
-@pytest.mark.parametrize("language, tokenized, expected", [
-    ("ru", "Файл %s » не найден", "Файл %s » не найден"),
-    ("de", "Datei « %s » fehlt", "Datei « %s » fehlt"),
-    ("sv", "Klicka på » OK » .", "Klicka på » OK »."),
-])
-def test_guillemets_without_their_partner_keep_their_spaces(language, tokenized, expected):
-    """A mark without its partner (a truncated hypothesis, Swiss quotes under plain de) or of
-    a language writing one mark at both ends is left as Moses writes it, not joined to a
-    neighbour it does not quote."""
-    assert detokenize_line(tokenized, language) == expected
-
-
-def test_round_tripped_references_score_100_against_themselves_under_13a():
-    """13a splits ASCII punctuation only: a guillemet left apart by the detokenizer made the
-    reference's ``«%s»`` a word no hypothesis had, so a perfect translation scored below 100
-    (34.57 on ``Файл «%s» не найден.`` alone)."""
-    references = [written for language, written in WRITTEN if language == "ru"]
-    hypotheses = detokenize([tokenize_line(line, "ru") for line in references], "ru")
+def test_round_tripped_references_score_100_against_themselves():
+    """A perfect system scores 100: the tokenized reference, as a model would write it,
+    detokenized, is the reference."""
+    references = [written for _, written in WRITTEN]
+    hypotheses = detokenize([tokenize_line(line, language) for language, line in WRITTEN])
     assert bleu.score(hypotheses, references, "13a")["bleu"] == 100, hypotheses
 
 
@@ -80,15 +48,15 @@ def test_every_command_detokenizes_with_the_same_function():
     assert translate.detokenize_line is detokenize_line
 
 
-def test_fairseq_tokenizer_of_the_plugin_segments_and_joins_by_language():
+def test_fairseq_tokenizer_of_the_plugin_segments_and_joins():
     from fairseq.data import encoders
 
     import xlpe_fairseq.tokenizer  # noqa: F401  (registers --tokenizer xlpe)
 
     tokenizer = encoders.build_tokenizer(Namespace(tokenizer="xlpe", source_lang="en",
-                                                   target_lang="zh", lowercase_source=True))
+                                                   lowercase_source=True))
     assert tokenizer.encode("Open the file, then close it.") == \
-        "open the file , then close it ."
+        "open the file \uffed, then close it \uffed."
     assert tokenizer.decode("在 「 打开 」 对话框 。") == "在「打开」对话框。"
 
 
@@ -139,6 +107,7 @@ def test_fairseq_tokenizer_of_the_plugin_keeps_placeholders():
     import xlpe_fairseq.tokenizer  # noqa: F401  (registers --tokenizer xlpe)
 
     tokenizer = encoders.build_tokenizer(Namespace(tokenizer="xlpe", source_lang="en",
-                                                   target_lang="ja", lowercase_source=False))
-    assert tokenizer.encode("Error: %s not found") == "Error : %s not found"
-    assert tokenizer.decode("エラー : %s が 見つかり ませ ん") == "エラー: %s が見つかりません"
+                                                   lowercase_source=False))
+    assert tokenizer.encode("Error: %s not found") == "Error \uffed: %s not found"
+    assert tokenizer.decode(tokenize_line("エラー: %s が見つかりません", "ja")) == \
+        "エラー: %s が見つかりません"

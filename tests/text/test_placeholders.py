@@ -49,7 +49,7 @@ def test_placeholders_are_one_token_and_come_back_as_written(lang, line, kept):
     tokens = tokenize_line(line, lang).split()
     for placeholder in kept:
         assert placeholder in tokens, f"{placeholder!r} split: {tokens}"
-    detokenized = detokenize_line(" ".join(tokens), lang)
+    detokenized = detokenize_line(" ".join(tokens))
     for placeholder in kept:
         assert detokenized.count(placeholder) == line.count(placeholder), detokenized
     assert "% s" not in detokenized and "{ " not in detokenized, detokenized
@@ -66,26 +66,26 @@ def test_placeholders_are_one_token_and_come_back_as_written(lang, line, kept):
     ("zh", "无法打开“%s”：%s", "无法打开“%s”：%s"),
 ])
 def test_whole_lines_round_trip(lang, line, expected):
-    assert detokenize_line(tokenize_line(line, lang), lang) == expected
+    assert detokenize_line(tokenize_line(line, lang)) == expected
 
 
 def test_glued_text_stays_in_the_placeholders_token():
-    """Text glued to a placeholder without a space is part of its token (so it comes back
-    without a space); brackets, quotes and a full stop before a space are not."""
-    assert tokenize_line("foo%s, %s:%d and (%s) '%s'.", "en") == \
+    """Text glued to a placeholder without a space is part of its token; brackets, quotes and a
+    full stop before a space are not (joiners record that they touch it)."""
+    assert tokenize_line("foo%s, %s:%d and (%s) '%s'.", "en").replace("\uffed", "") == \
         "foo%s , %s:%d and ( %s ) ' %s ' ."
 
 
 def test_an_absolute_path_starts_a_word():
     assert tokenize_line("nach dem-/derselben Jahr in /usr/share", "de") == \
-        "nach dem- / derselben Jahr in /usr/share"
+        "nach dem- \uffed/\uffed derselben Jahr in /usr/share"
 
 
 def test_prose_is_tokenized_as_before():
     """What is not a placeholder is the Moses rules' as before: a percentage, an ampersand
     between words, and/or, HTML entities kept whole."""
-    assert tokenize_line("50% off, Tom & Jerry and/or R&D, e.g. &amp; 100%.", "en") == \
-        "50 % off , Tom & Jerry and / or R&D , e.g. &amp; 100 % ."
+    assert tokenize_line("50% off, Tom & Jerry and/or R&D, e.g. &amp; 100%.", "en") \
+        .replace("\uffed", "") == "50 % off , Tom & Jerry and / or R&D , e.g. &amp; 100 % ."
 
 
 def test_ascii_words_of_a_cjk_line_are_kept_whole_only_there():
@@ -107,4 +107,4 @@ def test_bpe_pieces_of_a_placeholder_join_again(lang):
     tokens = tokenize_line("Error: %s not found" if lang == "en" else "エラー: %s が見つかりません"
                            if lang == "ja" else "错误：找不到 %s", lang).split()
     pieces = " ".join("%@@ s" if token == "%s" else token for token in tokens)
-    assert "%s" in detokenize_line(post_process(pieces, "subword_nmt"), lang)
+    assert "%s" in detokenize_line(post_process(pieces, "subword_nmt"))

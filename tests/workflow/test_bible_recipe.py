@@ -1,7 +1,8 @@
 """data_prep/prepare-bible-he-en.sh (xlpe_fairseq/workflow/bible_recipe.py) on a tiny corpus
-in place of the Bible (a stub xlpe-bible-corpus): the layout examples/demo.sh and the other
-examples read, a rerun that skips every step, one run at a time in OUTDIR, and no temporary
-file left by an interrupted or a killed run."""
+in place of the Bible (a stub xlpe-bible-corpus): the corpus, then xlpe-prepare's layout with
+both sides taken as tokenized, which examples/demo.sh and the other examples read; a rerun that
+skips every step, one run at a time in OUTDIR, and no temporary file left by an interrupted or
+a killed run."""
 import os
 import re
 import signal
@@ -12,8 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from recipes.test_recipes_offline import write_raw
-from workflow.test_prepare import STUB, running, temporaries
+from support.interrupted_runs import SLEEPING_STUB, alive, default_sigint, temporaries
+from support.parallel_text import write_raw
+from warm_python import real_processes
 
 ROOT = Path(__file__).resolve().parents[2]
 RECIPE = ROOT / "data_prep" / "prepare-bible-he-en.sh"
@@ -36,10 +38,13 @@ time.sleep(300)
 
 def tiny_corpus(folder):
     """{train,valid,test}.{he,en,ids} and {valid,test}.gold.align, as xlpe-bible-corpus
-    writes them: the synthetic German text stands in for the Hebrew side."""
+    writes them: the synthetic German text stands in for the Hebrew side; the English ends
+    its sentences with a full stop Moses would split off ("book."), and no space twice."""
     write_raw(folder, "de", "en")
     for split in ("train", "valid", "test"):
         (folder / f"{split}.de").rename(folder / f"{split}.he")
+        english = folder / f"{split}.en"
+        english.write_text(english.read_text().replace(" .\n", ".\n"))
         count = len((folder / f"{split}.en").read_text().splitlines())
         (folder / f"{split}.ids").write_text("".join(f"{split}{k}\n" for k in range(count)))
         if split != "train":
@@ -57,7 +62,8 @@ def stubs(tmp_path, **commands):
     path = os.pathsep.join([str(folder), os.path.dirname(sys.executable), os.environ["PATH"]])
     return {**os.environ, "PATH": path, "STUB_CORPUS": str(tiny_corpus(tmp_path / "bible")),
             "WORKERS": "1", "MERGES": "40", "PREORDER_EPOCHS": "1", "PREORDER_THREADS": "1",
-            "OMP_NUM_THREADS": "1", "PYTHONWARNINGS": "ignore"}
+            "PREORDER_SEEDS": "1", "PREORDER_SECONDS": "20", "OMP_NUM_THREADS": "1",
+            "PYTHONWARNINGS": "ignore"}
 
 
 def recipe(*args, env):
@@ -79,36 +85,49 @@ def test_the_layout_the_examples_read(prepared):
     out, first, _ = prepared
     assert first.returncode == 0, first.stderr[-3000:]
     expected = [
-        "corpus/test.gold.align", "bpe/codes", "bpe/train.align", "bpe/train.reorder",
-        "bpe/valid.reorder", "bpe/test.btg.reorder", "bpe/test.pred.reorder",
-        "data-bin/dict.he.txt", "data-bin/test.he-en.en.bin", "data-bin/train.reorder.he-en.bin",
-        "data-bin/valid.reorder.he-en.idx", "data-bin-xlpe/dict.en.txt",
-        "data-bin-xlpe/test.he-en.he.idx", "data-bin-xlpe/test.reorder.he-en.bin",
-        "data-bin-xlpe/train.reorder.positions", "preorderer.pt", "preorderer.test-score.txt"]
+        "corpus/test.gold.align", "corpus/train.ids", "bpe/codes", "bpe/train.align",
+        "bpe/test.align", "bpe/train.dpe.reorder", "bpe/valid.dpe.reorder",
+        "bpe/test.btg.reorder", "bpe/test.pred.reorder", "data-bin/text/dict.he.txt",
+        "data-bin/text/test.he-en.en.bin", "data-bin/dpe/train.reorder.he-en.bin",
+        "data-bin/dpe/valid.reorder.he-en.idx", "data-bin/xlpe/dict.en.txt",
+        "data-bin/xlpe/test.he-en.he.idx", "data-bin/xlpe/test.reorder.he-en.bin",
+        "preorderer.pt", "preorderer.test.score", "reference/test.en", "recipe.env",
+        "provenance.json"]
     missing = [name for name in expected if not (out / name).is_file()]
     assert not missing, f"missing {missing} in {sorted(map(str, out.rglob('*')))}"
-    # data-bin-xlpe shares data-bin's text through relative links (OUTDIR can be moved)
-    assert os.readlink(out / "data-bin-xlpe" / "dict.he.txt") == "../data-bin/dict.he.txt"
-    assert not (out / "data-bin-xlpe" / "valid.reorder.he-en.bin").is_symlink(), \
-        "data-bin-xlpe's positions are its own, not data-bin's DPE positions"
-    assert (out / "data-bin-xlpe" / "train.reorder.positions").read_text() == "oracle\n"
-    assert f"== done: {out}/data-bin (gold word alignments: {out}/corpus/" in first.stderr
+    assert not (out / "data-bin-xlpe").exists(), "xlpe-prepare's layout only"
+    assert "TOKENIZED=he,en\n" in (out / "recipe.env").read_text()
+    for split in ("valid", "test"):
+        for lang in ("he", "en"):
+            assert (out / "tok" / f"{split}.{lang}").read_text() == \
+                (out / "corpus" / f"{split}.{lang}").read_text(), \
+                f"{split}.{lang} is taken as tokenized, not tokenized again"
+    assert (out / "reference" / "test.en").read_text() == (out / "corpus" / "test.en").read_text()
+    assert "40 BPE merges" in first.stderr, "MERGES reaches xlpe-prepare"
+    assert f"== done: {out}/data-bin/{{text,dpe,xlpe}}" in first.stderr
     assert first.stderr.rstrip().endswith(
-        f"== done: {out}/data-bin-xlpe (train pos_XL: oracle; valid/test: preorderer)")
+        f"gold word alignments of valid and test: {out}/corpus/{{valid,test}}.gold.align")
     assert not temporaries(out), temporaries(out)
 
 
-def test_a_rerun_skips_every_step_and_still_shows_the_score(prepared):
+def test_without_xlpe_no_preorderer_is_trained(tmp_path):
+    env, out = stubs(tmp_path), tmp_path / "out"
+    result = recipe(out, env=env)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert (out / "data-bin" / "dpe" / "train.reorder.he-en.bin").is_file()
+    assert not (out / "preorderer.pt").exists()
+    assert "the preorderer: not trained" in result.stderr
+
+
+def test_a_rerun_skips_every_step(prepared):
     out, first, second = prepared
     assert second is not None and second.returncode == 0, (second or first).stderr[-3000:]
-    ran = re.findall(r"^== (.*): [0-9.]+ s$", second.stderr, re.M)
+    ran = [step for step in re.findall(r"^== (.*): [0-9.]+ s$", second.stderr, re.M)
+           if step != "record provenance"]
     assert not ran, f"a rerun on unchanged inputs ran {ran}"
-    for step in ("corpus", "learn BPE", "align train valid test", "reorder train (dpe)",
-                 "fairseq-preprocess", "binarize train.reorder", "train preorderer",
-                 "predict test positions", "score preorderer", "binarize test.reorder (xlpe)"):
+    for step in ("corpus", "tokenize train.he", "learn BPE", "align", "reorder train (dpe)",
+                 "fairseq-preprocess"):
         assert f"== {step}: up to date, skipped\n" in second.stderr, step
-    assert f"== preorderer on test vs the BTG oracle ({out}/preorderer.test-score.txt):" \
-        in second.stderr
 
 
 def test_a_second_run_into_the_same_outdir_is_refused_naming_the_live_holder(tmp_path):
@@ -123,13 +142,14 @@ def test_a_second_run_into_the_same_outdir_is_refused_naming_the_live_holder(tmp
         holder.wait()
     assert result.returncode == 1 and result.stderr.count("\n") == 1, result.stderr
     assert result.stderr.startswith(
-        f"prepare-bible-he-en.sh: {out} is in use by another run (pid {holder.pid}, "
+        f"prepare-bible-he-en.sh: error: {out} is in use by another run (pid {holder.pid}, "
         "prepare-bible-he-en.sh write, since "), result.stderr
     assert sorted(os.listdir(out)) == [".xlpe-lock"], "the refused run wrote into OUTDIR"
 
 
 def start_until_aligning(env, out, mark):
-    run = subprocess.Popen([str(RECIPE), str(out)], stderr=subprocess.PIPE, text=True, env=env)
+    run = subprocess.Popen([str(RECIPE), str(out)], stderr=subprocess.PIPE, text=True, env=env,
+                           preexec_fn=default_sigint)
     deadline = time.monotonic() + 120
     while not (mark.exists() and mark.read_text()) and run.poll() is None:
         assert time.monotonic() < deadline, "the aligner stub never started"
@@ -142,7 +162,8 @@ def start_until_aligning(env, out, mark):
 
 def test_a_killed_run_leaves_temporaries_the_next_removes_and_ctrl_c_leaves_none(tmp_path):
     mark, out = tmp_path / "aligning", tmp_path / "out"
-    env = {**stubs(tmp_path, **{"eflomal-align": STUB}), "STUB_MARK": str(mark)}
+    env = real_processes({**stubs(tmp_path, **{"eflomal-align": SLEEPING_STUB}),
+                          "STUB_MARK": str(mark)})
     run, aligner = start_until_aligning(env, out, mark)
     run.kill()
     run.communicate(timeout=60)
@@ -153,5 +174,5 @@ def test_a_killed_run_leaves_temporaries_the_next_removes_and_ctrl_c_leaves_none
     run.send_signal(signal.SIGINT)
     stderr = run.communicate(timeout=60)[1]
     assert run.returncode == 128 + signal.SIGINT, stderr
-    assert not running(aligner), "the step outlived the command"
+    assert not alive(aligner), "the step outlived the command"
     assert not temporaries(out), temporaries(out)

@@ -5,8 +5,8 @@ read-only corpus is read without a lock; a refusal names the run that holds the 
 link to the corpus is followed to the folder it names; a checkpoint of another model or schedule
 than the folder's training is refused; an unfinished training is said to be one.
 
-fairseq-generate is the stub of tests/recipes/test_shell_entry_points.py, and the checkpoints
-hold a training's settings and no weights; one test decodes nothing but reads a trained tiny
+fairseq-generate is the stub of tests/support/workflow_stubs.py, and the checkpoints hold a
+training's settings and no weights; one test decodes nothing but reads a trained tiny
 checkpoint."""
 import os
 import signal
@@ -19,14 +19,17 @@ import pytest
 import torch
 
 from evaluation.tiny_checkpoints import session_checkpoints
-from recipes.test_shell_entry_points import (
+from support.checkpoint_states import fairseq_state
+from support.interrupted_runs import default_sigint
+from support.workflow_stubs import (
     fairseq_stub,
-    fairseq_state,
     prepared,
+    read_only_run,
     stubs,
     trained_checkpoint,
 )
-from xlpe_fairseq.io.provenance import write_record
+from warm_python import real_processes
+from xlpe_fairseq.io.provenance import record_corpus, write_record
 
 ROOT = Path(__file__).resolve().parents[2]
 EVALUATE = ROOT / "examples" / "evaluate.sh"
@@ -67,8 +70,8 @@ def test_a_signal_ends_the_decoding_in_its_own_group_and_leaves_no_temporary(tmp
                  "str(os.getpid()))\ntime.sleep(300)\n")
     out, folder = prepared(tmp_path / "out"), checkpoint_folder(tmp_path / "ck")
     run = subprocess.Popen(["bash", str(EVALUATE), str(out), str(folder), "--average", "0"],
-                           env={**os.environ, **env}, stdout=subprocess.PIPE,
-                           stderr=subprocess.PIPE, text=True)
+                           env=real_processes({**os.environ, **env}), stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True, preexec_fn=default_sigint)
     pid_file = tmp_path / "generate.pid"
     for _ in range(600):
         if pid_file.exists() and pid_file.read_text().strip():
@@ -133,26 +136,6 @@ def test_a_folder_name_fairseq_cannot_take_is_refused_before_any_work(tmp_path, 
     assert not (out / ".xlpe-lock").exists()
 
 
-READ_ONLY_RUN = """
-import os, sys
-from xlpe_fairseq.workflow import {command}
-
-out = os.path.realpath(sys.argv[1])
-access = os.access
-# a corpus on a read-only file system (as root, no permission makes a folder one)
-os.access = lambda path, mode, **kw: (False if mode & os.W_OK and
-                                      os.path.realpath(path).startswith(out)
-                                      else access(path, mode, **kw))
-sys.exit({command}.main(["--prog", "{prog}", *sys.argv[2:]]))
-"""
-
-
-def read_only_run(command, prog, folder, *args):
-    """Run ``xlpe_fairseq.workflow.COMMAND`` as PROG with ``args``, ``folder`` read-only to it."""
-    return [sys.executable, "-c", READ_ONLY_RUN.format(command=command, prog=prog), str(folder),
-            *map(str, args)]
-
-
 def test_a_read_only_corpus_is_read_without_a_lock(tmp_path):
     env = stubs(tmp_path)
     out, folder = prepared(tmp_path / "out"), checkpoint_folder(tmp_path / "ck")
@@ -194,7 +177,7 @@ def test_the_lock_refusal_names_the_live_holder_not_a_run_that_ended(tmp_path, o
         holder.kill()
         holder.wait()
     assert result.returncode == 1 and result.stderr.count("\n") == 1, result.stderr
-    assert result.stderr.startswith(f"evaluate.sh: {folder} is in use by another run (pid "
+    assert result.stderr.startswith(f"evaluate.sh: error: {folder} is in use by another run (pid "
                                     f"{holder.pid}, "), result.stderr
     assert ("train.sh write" in result.stderr) != overwritten, result.stderr
     assert f"pid {dead}" not in result.stderr, "a run that has ended holds nothing"
@@ -226,7 +209,7 @@ def test_a_linked_corpus_is_named_by_the_folder_it_links_to(tmp_path):
     for data, cwd in (("corpus", tmp_path), (".", out)):
         result = evaluate(data, folder, "--subset", "valid", env=env, cwd=cwd)
         assert result.returncode == 1 and result.stderr == (
-            f"{out}/reference/valid.en: no such file; has the data_prep recipe made the valid "
+            f"evaluate.sh: error: {out}/reference/valid.en: no such file; has the data_prep recipe made the valid "
             f"split of {out}?\n"), result.stderr
 
 
@@ -255,6 +238,49 @@ def test_a_checkpoint_of_another_model_or_schedule_is_refused(tmp_path, state, r
     assert result.stderr.startswith(f"evaluate.sh: error: {folder}/checkpoint_best.pt: "
                                     f"{refused.format(folder=folder)}"), result.stderr
     assert not (tmp_path / "calls").exists(), "nothing is decoded or recorded"
+
+
+@pytest.mark.parametrize("state, model, to_pass", [
+    (fairseq_state("transformer_dpe"), "transformer", "dpe, the model"),
+    (fairseq_state("transformer_wmt_en_de", encoder_layers=6), "dpe",
+     "transformer or transformer-deep, the models"),
+])
+def test_a_checkpoint_of_another_model_than_model_is_refused_naming_the_model_to_pass(
+        tmp_path, state, model, to_pass):
+    """A folder whose records name no trained model (another recipe's): --model is held to
+    the checkpoint, and the refusal names the model it was saved as."""
+    env = stubs(tmp_path)
+    out, folder = prepared(tmp_path / "out"), tmp_path / "ck"
+    folder.mkdir()
+    (folder / "schedule.env").write_text("SCHEDULE=dpe-iwslt\n")
+    torch.save(state, folder / "checkpoint_best.pt")
+    result = evaluate(out, folder, "--model", model, "--average", "0", env=env)
+    assert result.returncode == 1 and result.stderr.count("\n") == 1, result.stderr
+    assert result.stderr.startswith(f"evaluate.sh: error: {folder}/checkpoint_best.pt: saved "
+                                    f"with --arch {state['cfg']['model'].arch}, but --model "
+                                    f"{model} trains with"), result.stderr
+    assert result.stderr.endswith(f": pass --model {to_pass} it was saved as\n"), result.stderr
+    assert not (tmp_path / "calls").exists(), "nothing is decoded"
+
+
+@pytest.mark.parametrize("recipe, tokenized", [("LOWERCASE=0\n", False),
+                                               ("LOWERCASE=0\nTOKENIZED=fr,en\n", True),
+                                               ("LOWERCASE=0\nTOKENIZED=fr\n", False),
+                                               ("LOWERCASE=1\n", True)])
+def test_a_target_tokenized_when_prepared_is_scored_against_its_detokenized_reference(
+        tmp_path, recipe, tokenized):
+    """xlpe-prepare --tokenized en (or --lowercase): the reference copied is tokenized text,
+    which xlpe-bleu detokenizes as it detokenizes the hypotheses."""
+    env = stubs(tmp_path)
+    out, folder = prepared(tmp_path / "out"), checkpoint_folder(tmp_path / "ck")
+    (out / "recipe.env").write_text(f"SRC=fr\nTGT=en\n{recipe}RAW={out / 'raw'}\n"
+                                    "TOKENIZATION=reversible\n")
+    record_corpus(str(out), str(out / "raw"), "fr", "en", {}, ["prepare-corpus.sh"])
+    result = evaluate(out, folder, "--average", "0", env=env)
+    assert result.returncode == 0, result.stderr
+    bleu = [line for line in (tmp_path / "calls").read_text().splitlines()
+            if line.startswith("xlpe-bleu ")]
+    assert bleu and ("--tokenized-reference" in bleu[0]) == tokenized, bleu
 
 
 def test_the_finished_trainings_command_says_what_was_given_after_a_double_dash(tmp_path):
@@ -325,4 +351,5 @@ def test_the_module_runs_under_its_own_name(tmp_path):
         result.stdout + result.stderr)
     result = subprocess.run([sys.executable, "-m", "xlpe_fairseq.workflow.evaluate"],
                             capture_output=True, text=True)
-    assert result.returncode == 2 and result.stderr.startswith("usage: xlpe-evaluate DATA ")
+    assert result.returncode == 2 and result.stderr.startswith(
+        "xlpe-evaluate: error: usage: xlpe-evaluate DATA ")

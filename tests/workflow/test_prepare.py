@@ -11,14 +11,14 @@ import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
 
-from recipes.test_recipes_offline import RECIPE_ENV, write_raw
+from support.interrupted_runs import SLEEPING_STUB, alive, default_sigint, temporaries
+from support.parallel_text import RECIPE_ENV, write_raw
+from warm_python import real_processes
 from xlpe_fairseq.data.positions_note import NO_PREORDERER, positions_note
 from xlpe_fairseq.workflow import evaluate
-from xlpe_fairseq.workflow.steps import TEMPORARY
 
 HOSTILE = "o'u]t $x/sp ace/$(touch PWNED)"
 
@@ -52,11 +52,6 @@ def environment(path_first=None):
 def prepare(*args, cwd=None):
     return subprocess.run(prepare_command(*args), capture_output=True, text=True,
                           env=environment(), cwd=cwd)
-
-
-def temporaries(out):
-    return [str(path) for path in Path(out).rglob("*")
-            if TEMPORARY.fullmatch(path.name) or path.name.endswith(".tmp")]
 
 
 @pytest.fixture(scope="module")
@@ -204,25 +199,19 @@ def test_a_bad_models_value_is_a_usage_error(tmp_path):
     raw = write_raw(tmp_path / "raw", "en", "de")
     result = prepare("--models", "transformer,bogus", raw, tmp_path / "out")
     assert result.returncode == 2 and result.stderr.count("\n") == 1, result.stderr
-    assert result.stderr.startswith("--models must be all or models of xlpe-train")
+    assert result.stderr.startswith("xlpe-prepare: error: --models must be all or models of "
+                                    "xlpe-train")
     assert not (tmp_path / "out").exists()
 
 
-STUB = """#!{python}
-import os, sys, time
-with open(os.environ["STUB_MARK"], "w") as mark:
-    mark.write(str(os.getpid()))
-time.sleep(600)
-"""
-
-
-def running(pid):
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    with open(f"/proc/{pid}/stat") as stat:  # a zombie has ended
-        return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+@pytest.mark.parametrize("value", ["de,fr", "", "en,,de", "EN"])
+def test_a_bad_tokenized_value_is_a_usage_error(tmp_path, value):
+    raw = write_raw(tmp_path / "raw", "en", "de")
+    result = prepare("--tokenized", value, raw, tmp_path / "out")
+    assert result.returncode == 2 and result.stderr == (
+        f"--tokenized must be languages of the corpus (en de) separated by commas, not "
+        f"'{value}'\n"), result.stderr
+    assert not (tmp_path / "out").exists()
 
 
 def test_ctrl_c_ends_the_running_step_and_leaves_no_temporary_file(tmp_path):
@@ -230,13 +219,14 @@ def test_ctrl_c_ends_the_running_step_and_leaves_no_temporary_file(tmp_path):
     this command's."""
     stubs = tmp_path / "stubs"
     stubs.mkdir()
-    (stubs / "eflomal-align").write_text(STUB.format(python=sys.executable))
+    (stubs / "eflomal-align").write_text(SLEEPING_STUB.format(python=sys.executable))
     (stubs / "eflomal-align").chmod(0o755)
     raw = write_raw(tmp_path / "raw", "en", "de")
     mark, out = tmp_path / "aligning", tmp_path / "out"
     run = subprocess.Popen(prepare_command(raw, out), stderr=subprocess.PIPE, text=True,
-                           env={**environment(stubs), "STUB_MARK": str(mark)},
-                           preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+                           env=real_processes({**environment(stubs), "STUB_MARK": str(mark)}),
+                           preexec_fn=default_sigint)
+    # the steps before the aligner run first, in this command's process
     deadline = time.monotonic() + 300
     while not (mark.exists() and mark.read_text()) and run.poll() is None:
         assert time.monotonic() < deadline, "the aligner stub never started"
@@ -246,5 +236,5 @@ def test_ctrl_c_ends_the_running_step_and_leaves_no_temporary_file(tmp_path):
     run.send_signal(signal.SIGINT)
     stderr = run.communicate(timeout=60)[1]
     assert run.returncode == 128 + signal.SIGINT, stderr
-    assert not running(step), "the step outlived the command"
+    assert not alive(step), "the step outlived the command"
     assert not temporaries(out), temporaries(out)

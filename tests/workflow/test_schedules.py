@@ -7,7 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from xlpe_fairseq.workflow.schedules import DECODING, MODELS, SCHEDULES, trained_settings
+from xlpe_fairseq.model_registry import TRAIN_MODELS as MODELS
+from xlpe_fairseq.workflow.schedules import (
+    DECODING,
+    SCHEDULE_SETTINGS,
+    SCHEDULES,
+    trained_settings,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 SIZES = {"small": ("train-iwslt14.sh", ["en-de", "/data/iwslt"]),
@@ -34,7 +40,7 @@ def test_every_model_is_known_in_the_order_of_the_usage():
     assert MODELS == (
         "transformer", "dpe", "xlpe", "xlpe-combination", "xlpe-inxl", "xlpe-headxl",
         "re-encoder", "re-decoder", "re-both", "transformer-8e", "transformer-10e",
-        "encoder-free", "encoder-free-inxl", "encoder-free-nopos", "encoder-free-relpe", "lstm",
+        "transformer-deep", "encoder-free", "encoder-free-inxl", "encoder-free-nopos", "encoder-free-relpe", "lstm",
         "relpe", "rope", "alibi", "t5-bias"), "the models train.sh --help and its errors list"
 
 
@@ -59,8 +65,9 @@ def test_a_schedules_settings_and_decoding_are_those_train_sh_gives_it(schedule)
         assert flag_value(command, name, defaults.get(name)) in expected[name], (schedule, name)
     average, beam, lenpen = DECODING[schedule]
     assert f"beam {beam}, lenpen {lenpen}" in printout, printout
+    metric = SCHEDULE_SETTINGS[schedule]["best_checkpoint_metric"][0].replace("bleu", "BLEU")
     assert (f"the last {average} checkpoints averaged" if average
-            else "the checkpoint with the best dev BLEU") in printout, printout
+            else f"the checkpoint with the best dev {metric}") in printout, printout
 
 
 def test_the_recorded_command_wins_over_the_tables():

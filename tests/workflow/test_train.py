@@ -14,8 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from recipes.test_shell_entry_points import fairseq_stub, prepared, stubs
-from workflow.test_evaluate import read_only_run
+from support.interrupted_runs import default_sigint
+from support.workflow_stubs import fairseq_stub, prepared, read_only_run, stubs
+from warm_python import real_processes
+from xlpe_fairseq.io import Terminated
+from xlpe_fairseq.workflow import fairseq_commands, train as train_workflow
 from xlpe_fairseq.workflow.evaluate import unfinished_training
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -63,8 +66,9 @@ def test_fairseq_train_runs_in_its_own_group_and_ends_with_the_command(tmp_path,
     record = fairseq_train_stub(env, "time.sleep(120)")
     save_dir = tmp_path / "ck"
     process = subprocess.Popen(["bash", str(TRAIN), "transformer", str(out), str(save_dir)],
-                               env={**os.environ, **env}, stdout=subprocess.DEVNULL,
-                               stderr=subprocess.PIPE, text=True)
+                               env=real_processes({**os.environ, **env}),
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                               preexec_fn=default_sigint)
     child = wait_for(record)
     assert child["pgid"] == child["pid"] != os.getpgid(process.pid), (
         "fairseq-train must lead its own process group, apart from the command's")
@@ -112,7 +116,7 @@ def test_a_name_fairseq_cannot_take_is_refused_in_one_line_before_any_work(tmp_p
 def test_an_empty_operand_is_a_one_line_usage_error(tmp_path, args):
     result = train(*args, env={}, cwd=tmp_path)
     assert result.returncode == 2 and result.stderr.count("\n") == 1, result.stderr
-    assert result.stderr.startswith("train.sh: '' is not a "), result.stderr
+    assert result.stderr.startswith("train.sh: error: '' is not a "), result.stderr
     assert not any(tmp_path.iterdir())
 
 
@@ -135,7 +139,7 @@ def test_the_progress_is_shown_while_training(tmp_path):
     save_dir = tmp_path / "ck"
     result = train("transformer", out, save_dir, "--max-update", "30", env=env)
     assert result.returncode == 0, result.stderr
-    progress = [line for line in result.stderr.splitlines() if " update " in line]
+    progress = [line for line in result.stderr.splitlines() if line.startswith("train.sh: update ")]
     assert progress[0] == "train.sh: update 2/30", result.stderr
     assert progress[2].startswith("train.sh: update 6/30, ") and progress[2].endswith(" left"), (
         progress)
@@ -146,16 +150,51 @@ def test_the_progress_is_shown_while_training(tmp_path):
     assert "num_updates=6" in (save_dir / "train.log").read_text()
 
 
-def test_the_dry_run_logs_every_checkpoint_interval_under_100(tmp_path):
+def test_the_dry_run_logs_every_checkpoint_interval_and_every_10_updates_on_the_cpu(tmp_path):
     out = prepared(tmp_path / "out")
-    result = train("transformer", out, tmp_path / "ck", "--max-update", "300", "--dry-run",
-                   env={})
+    result = train("transformer", out, tmp_path / "ck", "--max-update", "30", "--dry-run",
+                   env={"CUDA_VISIBLE_DEVICES": ""})
     command = shlex.split(result.stdout)
-    assert command[command.index("--log-interval") + 1] == "20", result.stdout
-    result = train("transformer", out, tmp_path / "ck", "--dry-run", env={})
+    assert command[command.index("--log-interval") + 1] == "2", result.stdout
+    result = train("transformer", out, tmp_path / "ck", "--dry-run",
+                   env={"CUDA_VISIBLE_DEVICES": ""})
     command = shlex.split(result.stdout)
-    assert command[command.index("--log-interval") + 1] == "100", "fairseq's default"
-    assert "--log-interval" not in result.stderr
+    assert command[command.index("--log-interval") + 1] == "10", (
+        "on the CPU, a rate within the first minute, not at update 100")
+    assert "(--log-interval 10, on the CPU)" in result.stderr
+
+
+def test_the_model_is_named_one_way(tmp_path):
+    out = prepared(tmp_path / "out")
+    result = train("transformer", out, tmp_path / "ck", "--model", "dpe", "--dry-run", env={})
+    assert result.returncode == 2 and result.stderr.count("\n") == 1, result.stderr
+    assert "the model is the first operand, not --model" in result.stderr
+    assert "MODEL DATA_DIR CHECKPOINT_DIR" in result.stderr
+
+
+@pytest.mark.parametrize("restart", [[], ["--restart"]])
+def test_a_stopped_training_says_what_was_saved_and_the_command_that_resumes(
+        tmp_path, monkeypatch, capsys, restart):
+    """fairseq-train's report read as it comes, then SIGTERM: the last line names the update
+    checkpoint_last.pt holds and the command again, without --restart (which would set the
+    run aside)."""
+    out, save_dir = prepared(tmp_path / "out"), tmp_path / "ck"
+
+    def report_then_sigterm(command, log, read):
+        for line in ("2026-12-07 18:04:11 | INFO | fairseq.trainer | begin training epoch 1",
+                     f"Saved checkpoint {save_dir}/checkpoint_1_20.pt (epoch 1 @ 20 updates, "
+                     "score 9.0) (writing took 0.1 seconds)", "epoch 001 | num_updates 24"):
+            read(line)
+        raise Terminated(143)
+
+    monkeypatch.setattr(fairseq_commands, "run_with_report", report_then_sigterm)
+    with pytest.raises(Terminated):
+        train_workflow.main(["transformer", str(out), str(save_dir), "--max-update", "300",
+                             *restart])
+    last = capsys.readouterr().err.splitlines()[-1]
+    assert last == (f"xlpe-train: stopped by SIGTERM at update 24/300; saved: update 20 in "
+                    f"{save_dir}/checkpoint_last.pt (the 4 updates since are lost); resume: "
+                    f"xlpe-train transformer {out} {save_dir} --max-update 300")
 
 
 def test_a_read_only_corpus_is_trained_on_without_a_lock(tmp_path):

@@ -1,12 +1,12 @@
 """``xlpe-bleu``: detokenized sacreBLEU and chrF of a fairseq-generate run.
 
 The hypotheses come back in corpus order (all of them, or an error), BPE removed by
-fairseq's ``--remove-bpe``, then detokenized by target language (``detokenize``: Moses, and
-Chinese and Japanese written without the segmenter's spaces), so that the score is the standard detokenized BLEU
-with its sacreBLEU signature. sacreBLEU's tokenizer follows the target language
-(``bleu_tokenizer``): 13a splits at spaces and punctuation only, which would score a Chinese,
-Japanese or Korean sentence as a handful of long words. Where the output has ``T-`` lines,
-the reference must be the one they hold (``reference_check``).
+fairseq's ``--remove-bpe``, then detokenized (``detokenize``: each line as its tokens record
+it, so the tokenized reference comes back as the raw one exactly), so that the score is the
+standard detokenized BLEU with its sacreBLEU signature. sacreBLEU's tokenizer follows the
+target language (``bleu_tokenizer``): 13a splits at spaces and punctuation only, which would
+score a Chinese, Japanese or Korean sentence as a handful of long words. Where the output has
+``T-`` lines, the reference must be the one they hold (``reference_check``).
 """
 import argparse
 import json
@@ -87,7 +87,8 @@ def main(argv=None):
     parser.add_argument("--target-lang", required=True, type=language_code,
                         help="language code for detokenization and sacreBLEU's tokenizer")
     parser.add_argument("--tokenized-reference", action="store_true",
-                        help="the reference is Moses-tokenized: detokenize it like the hypotheses")
+                        help="the reference is tokenized (xlpe-tokenize): detokenize it like the "
+                        "hypotheses")
     add_tokenize_argument(parser)
     parser.add_argument("--json", help="also write the scores to this JSON file")
     parser.add_argument("--detokenized-output",
@@ -97,19 +98,17 @@ def main(argv=None):
                         help="label printed before the scores (default: none)")
     args = parser.parse_args(argv)
 
-    run_command(lambda: score_generate_output(
+    run_command(lambda: score_and_write(
         args.generate_output, args.reference, args.target_lang, args.tokenized_reference,
         args.tokenize, args.json, args.detokenized_output, args.name), parser.prog)
     return 0
 
 
 def score_generate_output(generate_output, reference, target_lang, tokenized_reference=False,
-                          tokenize=None, json_output=None, detokenized_output=None, name=""):
-    """``xlpe-bleu``: the scores of a complete fairseq-generate run printed (under ``name``),
-    and written to ``json_output`` and the detokenized hypotheses to ``detokenized_output``
-    where given (both or neither)."""
-    require_files([generate_output, reference])
-    check_outputs([json_output, detokenized_output], [generate_output, reference])
+                          tokenize=None):
+    """``(scores, detokenized hypotheses)`` of a complete fairseq-generate output against
+    ``reference`` (detokenized first where ``tokenized_reference``); InputError for an
+    incomplete output or a reference of other sentences."""
     tokenize = bleu_tokenizer(target_lang, tokenize)
     references = read_lines(reference)
     require_lines(reference, len(references))
@@ -118,10 +117,21 @@ def score_generate_output(generate_output, reference, target_lang, tokenized_ref
     except IncompleteGenerationError as err:
         raise InputError(str(err)) from None
     check_reference(references, generated.targets, reference, generate_output)
-    hypotheses = detokenize(generated.hypotheses, target_lang)
+    hypotheses = detokenize(generated.hypotheses)
     if tokenized_reference:
-        references = detokenize(references, target_lang)
-    result = score(hypotheses, references, tokenize)
+        references = detokenize(references)
+    return score(hypotheses, references, tokenize), hypotheses
+
+
+def score_and_write(generate_output, reference, target_lang, tokenized_reference=False,
+                    tokenize=None, json_output=None, detokenized_output=None, name=""):
+    """``xlpe-bleu``: the scores of a complete fairseq-generate run printed (under ``name``),
+    and written to ``json_output`` and the detokenized hypotheses to ``detokenized_output``
+    where given (both or neither)."""
+    require_files([generate_output, reference])
+    check_outputs([json_output, detokenized_output], [generate_output, reference])
+    result, hypotheses = score_generate_output(generate_output, reference, target_lang,
+                                               tokenized_reference, tokenize)
     if name:
         result["name"] = name
     # the scores, then each one's sacreBLEU signature, as xlpe-compare prints them

@@ -249,7 +249,8 @@ def build_parser():
     parser.add_argument("--target-lang", required=True, type=language_code,
                         help="language code for detokenization and sacreBLEU's tokenizer")
     parser.add_argument("--tokenized-reference", action="store_true",
-                        help="the reference is Moses-tokenized: detokenize it like the hypotheses")
+                        help="the reference is tokenized (xlpe-tokenize): detokenize it like the "
+                        "hypotheses")
     add_tokenize_argument(parser)
     parser.add_argument("--baseline", help="system the others are tested against (default: first)")
     parser.add_argument("--bootstrap-samples", type=BOOTSTRAP_SAMPLES, default=1000)
@@ -298,7 +299,7 @@ def _compare_systems(args):
             check_split(args.data_bin, args.gen_subset)
     raw_references = references
     if args.tokenized_reference:
-        references = detokenize(references, args.target_lang)
+        references = detokenize(references)
     systems, checkpoints = {}, dict(args.params)
     for kind, name, path in args.systems:
         if kind == "checkpoint":
@@ -312,7 +313,7 @@ def _compare_systems(args):
         except IncompleteGenerationError as err:
             raise InputError(str(err)) from err
         check_reference(raw_references, generated.targets, args.reference, path)
-        systems[name] = detokenize(generated.hypotheses, args.target_lang)
+        systems[name] = detokenize(generated.hypotheses)
     result = compare(systems, references, args.baseline or next(iter(systems)),
                      args.bootstrap_samples, args.seed, tokenize)
     for row in result["systems"]:

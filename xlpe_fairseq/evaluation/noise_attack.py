@@ -89,14 +89,14 @@ def score_generate_outputs(specs, reference, target_lang, tokenized_reference, t
         raise InputError(f"{reference}: no such file")
     references = read_lines(reference)
     if tokenized_reference:
-        references = detokenize(references, target_lang)
+        references = detokenize(references)
     points = {}
     for spec in specs:
         noise, path = _split_spec(spec, "NOISE=GENERATE_OUTPUT")
         if not os.path.isfile(path):
             raise InputError(f"{path}: no such file")
         try:
-            hypotheses = detokenize(read_hypotheses(path, len(references)), target_lang)
+            hypotheses = detokenize(read_hypotheses(path, len(references)))
         except IncompleteGenerationError as err:
             raise InputError(str(err)) from None
         points[_number(noise, spec)] = score(hypotheses, references, tokenize)["bleu"]
@@ -151,7 +151,8 @@ def build_parser():
                         help="target language code for detokenization and sacreBLEU's tokenizer")
     add_tokenize_argument(parser)
     parser.add_argument("--tokenized-reference", action="store_true",
-                        help="the reference is Moses-tokenized: detokenize it like the hypotheses")
+                        help="the reference is tokenized (xlpe-tokenize): detokenize it like the "
+                        "hypotheses")
     parser.add_argument("--output-dir", required=True,
                         help="writes noise_curve.json, noise_curve.md and noise_curve.png")
     return parser

@@ -10,7 +10,9 @@ outside what these steps change, so after any detokenization too, both sides
 (``comparable``):
 
 - without whitespace, since tokenization, word segmentation and detokenization only move
-  spaces (tested on every language the pipeline treats apart: Moses, jieba, MeCab);
+  spaces (tested on every language the pipeline treats apart: Moses, jieba, MeCab), nor the
+  joiners and private-use characters with which the tokens record the spacing
+  (``text.spacing``);
 - without ASCII control characters, which the Moses tokenizer drops;
 - without ``@`` and sentencepiece's ``▁``, the BPE marks, should an output keep them;
 - case-folded, since a lowercased corpus may be scored against its raw text;
@@ -30,7 +32,7 @@ from ..io import InputError
 
 # fairseq writes a target word missing from its dictionary so (Dictionary.unk_string(escape=True))
 UNKNOWN = "<<unk>>"
-_IGNORED = re.compile(r"[\s\x00-\x1f@\u2581]+")
+_IGNORED = re.compile("[\\s\x00-\x1f@\u2581\uffed\U000f0000-\U000ffffd]+")
 # a line quoted in a message is cut to this many characters
 QUOTED = 60
 

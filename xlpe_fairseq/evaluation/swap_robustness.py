@@ -159,7 +159,7 @@ def swap_robustness(args):
     source = read_first_lines(args.source, args.limit)
     references = read_first_lines(args.reference, args.limit)
     if args.tokenized_reference:
-        references = detokenize(references, args.target_lang)
+        references = detokenize(references)
     output = Path(args.output_dir)
     result = {"source": args.source, "reference": args.reference, "sentences": len(source),
               "seed": args.seed, "moved_share": {}, "bleu": {name: {} for name in checkpoints},
@@ -181,8 +181,7 @@ def swap_robustness(args):
             for name, checkpoint in checkpoints.items():
                 generate_path = output / "generate" / f"{name}.{percentage}.out"
                 generate(str(bin_dir), checkpoint, args, generate_path)
-                hypotheses = detokenize(read_hypotheses(generate_path, len(source)),
-                                        args.target_lang)
+                hypotheses = detokenize(read_hypotheses(generate_path, len(source)))
                 scores = score(hypotheses, references, tokenize)
                 result["bleu"][name][percentage] = scores["bleu"]
                 result["chrf"][name][percentage] = scores["chrf"]
@@ -226,7 +225,8 @@ def build_parser():
                         "e.g. bpe/test.he)")
     parser.add_argument("--reference", required=True, help="reference translations, one per line")
     parser.add_argument("--tokenized-reference", action="store_true",
-                        help="the reference is Moses-tokenized: detokenize it like the hypotheses")
+                        help="the reference is tokenized (xlpe-tokenize): detokenize it like the "
+                        "hypotheses")
     parser.add_argument("--source-lang", required=True, type=language_code,
                         help="source language code, e.g. he")
     parser.add_argument("--target-lang", required=True, type=language_code,

@@ -5,9 +5,9 @@ Each line goes through the steps the corpus went through: tokenization as in
 corpus was) and the corpus's BPE codes; then fairseq's generation through its hub interface
 (``GeneratorHubInterface``: batching, beam search, ensembles), where the ``translation_reorder``
 task predicts XL PE's positions from the source with the preorderer; then BPE is removed and the
-text detokenized by target language (``detokenize``: Moses; Chinese and Japanese as written,
-with no space between their characters or next to their punctuation). Translations come one a line
-in the input's order. Every model family works; only XL PE models need the preorderer.
+text detokenized (``detokenize``: as its tokens record the spacing, in any language).
+Translations come one a line in the input's order. Every model family works; only XL PE models
+need the preorderer.
 
     xlpe-translate --corpus data/fr-en --checkpoint checkpoints/fr-en/xlpe < new.fr > new.en
 
@@ -17,8 +17,8 @@ folder that ``xlpe-evaluate`` scored: the checkpoint it chose there, by its reco
 
 ``--corpus OUT`` (the OUT of ``xlpe-prepare`` or another recipe) supplies the
 dictionaries (OUT/data-bin/text), the BPE codes (OUT/bpe/codes), the preorderer
-(OUT/preorderer.pt), the languages and the lowercasing (OUT/recipe.env); an option given
-explicitly wins.
+(OUT/preorderer.pt), the languages, the lowercasing and the sides tokenized already
+(OUT/recipe.env); an option given explicitly wins.
 """
 import argparse
 import logging
@@ -43,17 +43,18 @@ from ..io.lines import stdin_lines
 from ..io.digests import file_digest
 from ..io.provenance import read_record, verify_checkpoint_on_corpus, verify_corpus
 from ..preprocessing.bpe import bpe_applier, write_checked_codes
-from ..text.tokenization import tokenize_line
 from ..text.detokenization import detokenize_line
+from ..text.tokenization import check_tokenization, tokenize_line
 
 
 def read_recipe_env(path):
-    """SRC, TGT and LOWERCASE of a recipe's recipe.env (lines KEY=VALUE, values shell-quoted)."""
+    """SRC, TGT, LOWERCASE, TOKENIZATION and TOKENIZED of a recipe's recipe.env (lines
+    KEY=VALUE, values shell-quoted)."""
     settings = {}
     with open_text(path) as f:
         for line in f:
             key, found, value = line.strip().partition("=")
-            if found and key in ("SRC", "TGT", "LOWERCASE"):
+            if found and key in ("SRC", "TGT", "LOWERCASE", "TOKENIZATION", "TOKENIZED"):
                 settings[key] = " ".join(shlex.split(value))
     return settings
 
@@ -82,9 +83,13 @@ def resolve_arguments(args):
         recipe_env = os.path.join(args.corpus, "recipe.env")
         require_files([recipe_env])
         settings = read_recipe_env(recipe_env)
+        check_tokenization(recipe_env, settings.get("TOKENIZATION"))
         args.source_lang = args.source_lang or settings.get("SRC")
         args.target_lang = args.target_lang or settings.get("TGT")
         args.lowercase = args.lowercase or settings.get("LOWERCASE") == "1"
+        # a source the corpus had tokenized already (xlpe-prepare --tokenized) is taken as
+        # tokenized: its spaces normalized only
+        args.tokenized = args.source_lang in settings.get("TOKENIZED", "").split(",")
         args.data_bin = args.data_bin or os.path.join(args.corpus, "data-bin", "text")
         args.bpe_codes = args.bpe_codes or os.path.join(args.corpus, "bpe", "codes")
         preorderer = os.path.join(args.corpus, "preorderer.pt")
@@ -124,7 +129,7 @@ def load_translator(args, checkpoints):
                 self.bpe_applier = bpe_applier(write_checked_codes(args.bpe_codes, folder))
 
         def tokenize(self, sentence):
-            return tokenize_line(sentence, args.source_lang, args.lowercase)
+            return tokenize_line(sentence, args.source_lang, args.lowercase, not args.tokenized)
 
         def apply_bpe(self, sentence):
             return self.bpe_applier.apply([sentence])[0] if sentence else sentence
@@ -133,7 +138,7 @@ def load_translator(args, checkpoints):
             return post_process(sentence, "subword_nmt")
 
         def detokenize(self, sentence):
-            return detokenize_line(sentence, args.target_lang)
+            return detokenize_line(sentence)
 
     # N best reorderings need a preorderer; a model that reads no positions has none
     overrides = {"preorderer": args.preorderer,
@@ -210,6 +215,8 @@ def build_parser():
                         help="default: the corpus's, else the checkpoint's")
     parser.add_argument("--lowercase", action="store_true",
                         help="lowercase the input (default: if the corpus was lowercased)")
+    # --corpus sets it where the corpus's source was tokenized already
+    parser.set_defaults(tokenized=False)
     parser.add_argument("--preorderer", help="xlpe-preorder-train checkpoint, for XL PE models "
                         "(default: OUT/preorderer.pt)")
     parser.add_argument("--preorderer-nbest", type=positive_int, default=1,

@@ -43,10 +43,12 @@ def read_checkpoint(path, what, mmap=False):
         raise InputError(f"{path}: is a directory, expected a {what}")
     if not os.path.exists(path):
         raise InputError(f"{path}: no such {what}")
+    # allowed for good, as the plugin's import allows them: torch's safe_globals context would
+    # take them away again on its way out, and fairseq's own loading after this one would fail
+    allow_fairseq_checkpoint_globals()
     try:
-        with torch.serialization.safe_globals(list(FAIRSEQ_CHECKPOINT_GLOBALS)):
-            return torch.load(path, map_location="cpu", weights_only=True,
-                              **({"mmap": True} if mmap and _zip_format(path) else {}))
+        return torch.load(path, map_location="cpu", weights_only=True,
+                          **({"mmap": True} if mmap and _zip_format(path) else {}))
     except OSError as err:
         if err.strerror:
             raise InputError(f"{path}: cannot read it ({err.strerror})") from None

@@ -3,6 +3,7 @@ group, ended with the command that started it (Ctrl-C, SIGTERM, an error, even S
 Linux), never through a shell."""
 import ctypes
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -31,9 +32,20 @@ def _in_own_group(prctl):
     return start
 
 
+def program(name):
+    """The path of the program ``name``: on PATH, else beside this Python (the commands of a
+    virtual environment that is not activated); ToolError where neither has it."""
+    found = shutil.which(name) or shutil.which(name, path=os.path.dirname(sys.executable))
+    if found is None:
+        raise ToolError(f"{name}: no such command; is the environment with xlpe-fairseq and "
+                        "fairseq active?")
+    return found
+
+
 def start_child(command, **options):
-    """Start ``command`` (a list of words; no shell) in its own process group; ``options``
-    go to subprocess.Popen (streams, environment, folder)."""
+    """Start ``command`` (a list of words; no shell; its program found by ``program``) in its
+    own process group; ``options`` go to subprocess.Popen (streams, environment, folder)."""
+    command = [program(command[0]) if os.sep not in command[0] else command[0], *command[1:]]
     start = _in_own_group(_prctl())
     with termination_deferred():
         try:

@@ -3,7 +3,8 @@
 The commands run by ``run_command`` remove their temporary files on SIGTERM, SIGHUP and SIGINT
 too: the signal is raised as ``Terminated`` and unwinds through their ``with`` blocks. A reader
 that closes the command's stdout early (``| head -1``) ends it quietly, as SIGPIPE ends other
-programs: exit status 141, no traceback.
+programs: exit status 141, no traceback. An error of the system (a full disk, a folder that
+cannot be written, a failing device) is one line naming the file, exit status 1.
 """
 import contextlib
 import os
@@ -44,8 +45,9 @@ def termination_deferred():
 
 
 def run_command(main_body, prog):
-    """Run a command body, turning bad-input and tool errors into a message and exit status 1,
-    and an option found out of range after parsing into one and status 2, as argparse's."""
+    """Run a command body, turning bad-input, tool and system errors into a message and exit
+    status 1, and an option found out of range after parsing into one and status 2, as
+    argparse's."""
     main_pid = os.getpid()
 
     def terminate(signum, frame):
@@ -65,21 +67,31 @@ def run_command(main_body, prog):
                and signal.getsignal(signum) is not signal.SIG_IGN]
     previous = {signum: signal.signal(signum, terminate) for signum in handled}
     try:
-        main_body()
-        sys.stdout.flush()  # a closed stdout found here, not at exit, where it is a traceback
-    except BrokenPipeError:
-        if not stdout_closed():
-            raise  # another pipe: a tool the command writes to failed
-        end_on_closed_stdout()
-    except (InputError, ToolError) as err:
+        try:
+            main_body()
+            sys.stdout.flush()  # a closed stdout found here, not at exit, where it is a traceback
+        except BrokenPipeError:
+            if not stdout_closed():
+                raise  # another pipe: a tool the command writes to has ended
+            end_on_closed_stdout()
+    except (InputError, ToolError, OptionError) as err:
         print(f"{prog}: error: {err}", file=sys.stderr)
+        sys.exit(err.exit_status)
+    except OSError as err:
+        print(f"{prog}: error: {os_error_line(err)}", file=sys.stderr)
         sys.exit(1)
-    except OptionError as err:
-        print(f"{prog}: error: {err}", file=sys.stderr)
-        sys.exit(2)
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, handler)
+
+
+def os_error_line(err):
+    """An error of the system in words: the file it names (both, of a rename) and the
+    system's reason (``No space left on device``)."""
+    reason = err.strerror or str(err)
+    names = [os.fsdecode(name) for name in (err.filename, err.filename2)
+             if isinstance(name, (str, bytes))]
+    return f"{' and '.join(names)}: {reason}" if names else reason
 
 
 def stdout_closed():

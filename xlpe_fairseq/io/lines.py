@@ -9,10 +9,12 @@ counts), a ``\\r`` right before it belongs to the line end (CRLF), and any other
 refused, since text-mode ``open()`` would end a line there and shift every later line against
 its partner in a parallel file. A UTF-8 byte-order mark at the start of a file is dropped.
 """
+import codecs
 import contextlib
 import glob
 import itertools
 import os
+import re
 import sys
 
 from .errors import InputError
@@ -49,6 +51,40 @@ def check_utf8(paths):
             error = find_not_utf8(path, f)
         if error is not None:
             raise error
+
+
+# a carriage return that does not end a line (a line end of old Macs): refused by the line rule
+_LONE_CR = re.compile(rb"\r(?=[^\n])")
+
+
+def check_text(paths):
+    """InputError for the first line of ``paths`` that the line rule refuses (not UTF-8, a
+    carriage return inside a line), found before a command writes anything: each file is
+    scanned in large blocks, and read line by line only to name the line."""
+    for path in paths:
+        decoder = codecs.getincrementaldecoder("utf-8")()
+        ended_in_cr = False
+        with open(path, "rb") as stream:
+            for block in iter(lambda: stream.read(1 << 20), b""):
+                try:
+                    decoder.decode(block)
+                except UnicodeDecodeError:
+                    _name_the_line(path)
+                if _LONE_CR.search(block) or (ended_in_cr and not block.startswith(b"\n")):
+                    _name_the_line(path)
+                ended_in_cr = block.endswith(b"\r")
+            try:
+                decoder.decode(b"", final=True)
+            except UnicodeDecodeError:
+                _name_the_line(path)
+
+
+def _name_the_line(path):
+    """Raise the InputError that reading ``path`` under the line rule raises."""
+    with text_lines(path) as lines:
+        for _ in lines:
+            pass
+    raise InputError(f"{path}: changed while it was read")
 
 
 def check_dictionaries(data_bin):

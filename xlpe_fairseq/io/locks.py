@@ -15,6 +15,8 @@ from .outputs import process_running
 from .work_folders import check_work_folder
 
 LOCK_NAME = ".xlpe-lock"
+# the folders this process holds for writing: a step of the same run claims them again
+_WRITING = set()
 
 
 class FolderInUse(InputError):
@@ -23,10 +25,13 @@ class FolderInUse(InputError):
 
 def claim_folder(path, mode, what, prog):
     """Refuse a folder no run may mean (``check_work_folder``), create it (``mode`` "write"),
-    and take its lock: exclusive to write, shared to read, held until this process exits. A
-    folder this process cannot write (a read-only corpus) is read without a lock. Returns
+    and take its lock: exclusive to write, shared to read, held until this process exits (a
+    folder this process holds for writing it holds for any claim). A folder this process
+    cannot write (a read-only corpus) is read without a lock. Returns
     the folder's real path; InputError naming the live holders when another run has it."""
     real = check_work_folder(path, what, writable=mode == "write")
+    if real in _WRITING:
+        return real
     if mode == "write":
         try:
             os.makedirs(real, exist_ok=True)
@@ -56,7 +61,27 @@ def claim_folder(path, mode, what, prog):
     os.lseek(descriptor, 0, os.SEEK_SET)
     os.ftruncate(descriptor, 0)
     os.write(descriptor, "".join(f"{text}\n" for text in [*kept, line]).encode("utf-8"))
+    if mode == "write":
+        _WRITING.add(real)
     return real
+
+
+def check_not_written(path, what):
+    """FolderInUse naming the run that writes ``path`` now (a preparation still making it):
+    before a run that reads it looks for files not made yet."""
+    lock = os.path.join(path, LOCK_NAME)
+    try:
+        descriptor = os.open(lock, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        holders = live_holders(lock) or "which one cannot be seen from here"
+        raise FolderInUse(f"{path} is being written by another run ({holders}): wait for it to "
+                          f"end, then use it as {what}") from None
+    finally:
+        os.close(descriptor)
 
 
 def live_holders(lock):

@@ -3,10 +3,13 @@
 Outputs (``check_outputs``, ``atomic_output``) are checked before any work: never an input,
 never a directory, a device, a FIFO or a socket (a symlink is written through, to the file it
 points to), in a directory that can be written. They appear atomically; a temporary file or
-folder left by a killed process is removed by the next write of the same output.
+folder left by a killed process is removed by the next write of the same output. A write that
+fails (a full disk) is an OSError naming the output, which ``run_command`` says in one line,
+and leaves no temporary file.
 """
 import contextlib
 import errno
+import io
 import os
 import shutil
 import tempfile
@@ -113,6 +116,70 @@ def output_target(path):
     return real
 
 
+class _OutputFile(io.FileIO):
+    """The file an output is written to: a write that fails (a full disk, an I/O error) names
+    the output, not the hidden temporary file it goes to first (Python's error of a write
+    names no file at all)."""
+
+    def __init__(self, descriptor, output):
+        super().__init__(descriptor, "wb")
+        self.output = output
+
+    def write(self, data):
+        try:
+            return super().write(data)
+        except OSError as err:
+            raise OSError(err.errno, err.strerror, self.output) from None
+
+
+def _stream(descriptor, output, mode):
+    """A file object over ``descriptor`` as ``open(..., mode)`` gives one, whose write errors
+    name ``output``."""
+    buffered = io.BufferedWriter(_OutputFile(descriptor, output))
+    return buffered if "b" in mode else io.TextIOWrapper(buffered, encoding="utf-8")
+
+
+def open_output(path, mode="wb"):
+    """``open(path, mode)`` for writing (``w``, ``wb``, ``a``, ``ab``), written in place: for
+    files that are not outputs (a log, a temporary file of a step), whose write errors then
+    name ``path``."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC | (
+        os.O_APPEND if "a" in mode else os.O_TRUNC)
+    return _stream(os.open(path, flags, 0o666), os.fspath(path), mode)
+
+
+class _Temporary:
+    """An output's temporary file next to it, its ``stream`` open for writing; ``commit``
+    moves it over the output."""
+
+    def __init__(self, path, mode):
+        self.path = path
+        self.real = output_target(path)
+        directory, name = os.path.split(self.real)
+        remove_stale_temporaries(directory, f".{name}.")
+        try:
+            descriptor, self.name = tempfile.mkstemp(dir=directory,
+                                                     prefix=_temporary_prefix(self.real))
+        except OSError as err:
+            raise InputError(f"{path}: cannot write in {directory} ({err.strerror})") from None
+        # mkstemp creates the file private (0600); give it the permissions open() would.
+        os.chmod(self.name, 0o666 & ~_umask())
+        self.stream = _stream(descriptor, os.fspath(path), mode)
+
+    def commit(self):
+        try:
+            os.replace(self.name, self.real)
+        except OSError as err:
+            raise OSError(err.errno, err.strerror, os.fspath(self.path)) from None
+
+    def discard(self):
+        # close() closes the file also where flushing what is left fails again (a full disk)
+        with contextlib.suppress(OSError):
+            self.stream.close()
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(self.name)
+
+
 @contextlib.contextmanager
 def atomic_output(path, mode="w"):
     """Open a temporary file next to ``path``; on success move it over ``path``.
@@ -121,34 +188,34 @@ def atomic_output(path, mode="w"):
     rerun (or the pipeline's freshness check) would mistake for a finished one. ``path`` is
     checked by output_target; folders created for it are removed again on failure. The
     temporary file's name holds the process id, so that one left by a killed process
-    (SIGKILL) is removed by the next write of the same output.
+    (SIGKILL) is removed by the next write of the same output. A write that fails (a full
+    disk) is an OSError naming ``path``, and leaves nothing.
     """
-    real = output_target(path)
-    directory, name = os.path.split(real)
-    with created_directories(directory, path):
-        remove_stale_temporaries(directory, f".{name}.")
-        try:
-            fd, tmp = tempfile.mkstemp(dir=directory, prefix=_temporary_prefix(real))
-        except OSError as err:
-            raise InputError(f"{path}: cannot write in {directory} ({err.strerror})") from None
-        # mkstemp creates the file private (0600); give it the permissions open() would.
-        os.chmod(tmp, 0o666 & ~_umask())
-        encoding = None if "b" in mode else "utf-8"
-        try:
-            with os.fdopen(fd, mode, encoding=encoding) as f:
-                yield f
-            os.replace(tmp, real)
-        except BaseException:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(tmp)
-            raise
+    with atomic_outputs([path], mode) as (stream,):
+        yield stream
 
 
 @contextlib.contextmanager
 def atomic_outputs(paths, mode="w"):
-    """atomic_output of several files that appear together at the end, or none of them."""
+    """atomic_output of several files that appear together at the end, or none of them: each
+    one written whole (a full disk found) before any is moved over its output."""
+    temporaries = []
     with contextlib.ExitStack() as stack:
-        yield [stack.enter_context(atomic_output(path, mode)) for path in paths]
+        for path in paths:
+            stack.enter_context(created_directories(os.path.dirname(output_target(path)),
+                                                    path))
+        try:
+            for path in paths:
+                temporaries.append(_Temporary(path, mode))
+            yield [temporary.stream for temporary in temporaries]
+            for temporary in temporaries:
+                temporary.stream.close()
+            for temporary in temporaries:
+                temporary.commit()
+        except BaseException:
+            for temporary in temporaries:
+                temporary.discard()
+            raise
 
 
 @contextlib.contextmanager

@@ -23,6 +23,7 @@ and XL PE gains +2.97 BLEU (the held-out SOV->SVO pair).
 """
 import argparse
 import os
+import shlex
 import sys
 
 from ..help_format import HelpFormatter
@@ -74,7 +75,8 @@ def advice(scores, corpus="OUT"):
     why, from the preorderer's score against the source order."""
     predicted, monotone = scores["hypothesis"], scores["monotone"]
     model = recommended_model(scores)
-    command = f"xlpe-train {model} {corpus}/data-bin CHECKPOINT_DIR"
+    # quoted as a shell word: the line is pasted into a shell, and OUT may hold $(...)
+    command = f"xlpe-train {model} {shlex.quote(corpus + '/data-bin')} CHECKPOINT_DIR"
     numbers = (f"Kendall's tau {predicted['kendall_tau']:.4f} against {monotone['kendall_tau']:.4f}"
                f" for the source order; FRS {predicted['fuzzy_reordering_score']:.4f} against "
                f"{monotone['fuzzy_reordering_score']:.4f}")

@@ -4,7 +4,8 @@ Every valid and test pair is aligned (its oracle order scores the preorderer), a
 aligner refuses an empty sentence and one longer than it handles. It would find one only
 after tokenization and BPE, in a file of its own that joins the splits
 (``OUT/bpe/all.en line 67``): checked here, the message names the user's file and line.
-Train needs no such check: its empty and long pairs are filtered out (``--max-len``).
+Train needs no such check: its empty and long pairs are filtered out (``--max-len``); a side
+without a single word is refused (``check_train``), as the filter would leave no pair.
 BPE may split a line that fits into more pieces than the aligner takes: ``--bpe`` checks the
 BPE text line by line and names the raw line it came from (valid and test keep their lines).
 
@@ -22,6 +23,7 @@ MAX_ALIGNED = MAX_TOKENS["eflomal"]
 # what tokenization leaves of a line: no whitespace, and none of the control characters the
 # Moses rules delete
 _NOT_A_WORD = re.compile(r"[\s\x00-\x1f]*")
+_A_WORD_BYTE = re.compile(rb"[^\s\x00-\x1f]")
 
 
 def has_word(text):
@@ -54,6 +56,18 @@ def check_raw(paths):
                         f"{path} line {lineno}: empty line (a valid or test pair needs a word "
                         "on each side, for the word aligner); remove the pair from both sides")
                 check_length(path, lineno, word_count(line), MAX_ALIGNED, "eflomal")
+
+
+def check_train(paths):
+    """InputError for a side of the training text (raw, under the line rule) without a single
+    word: only empty or blank lines, which the length filter would all drop."""
+    require_files(paths)
+    for path in paths:
+        with open(path, "rb") as stream:
+            if not any(_A_WORD_BYTE.search(block)
+                       for block in iter(lambda: stream.read(1 << 20), b"")):
+                raise InputError(f"{path}: no line with a word (only empty or blank lines); "
+                                 "training needs sentences")
 
 
 def check_bpe(pairs):

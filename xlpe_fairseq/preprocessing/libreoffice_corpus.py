@@ -17,6 +17,7 @@ import argparse
 import html.parser
 import os
 import random
+import re
 import sys
 
 from ..help_format import HelpFormatter
@@ -30,6 +31,8 @@ from ..io import (
     run_command,
 )
 
+# the whitespace HTML collapses when it shows a page: a no-break space is text
+_HTML_SPACE = re.compile("[ \t\n\r\f]+")
 TEXT_TAGS = {"p", "h1", "h2", "h3", "h4", "h5", "h6"}
 ID_PREFIXES = ("par_", "hd_")
 # elements without an end tag: they must not open a level of the hidden-element stack
@@ -68,7 +71,7 @@ class _ParagraphParser(html.parser.HTMLParser):
                 del self._open[depth:]
                 return
         if tag == self._current_tag:
-            text = " ".join("".join(self._parts).split())
+            text = _HTML_SPACE.sub(" ", "".join(self._parts)).strip(" ")
             # an id may repeat within a page (embedded sections); the first one is the page's own
             self.paragraphs.setdefault(self._current_id, text)
             self._current_id = None

@@ -1,8 +1,11 @@
-"""``xlpe-tokenize``: a file tokenized line by line (``text.tokenization``'s rules: Moses,
-jieba for zh, MeCab for ja, placeholders kept whole), in parallel chunks.
+"""``xlpe-tokenize``: a file tokenized line by line, reversibly, in parallel chunks.
+
+The rules are ``text.tokenization``'s: Moses, jieba for zh, MeCab for ja, placeholders kept
+whole, and the line's spacing recorded in the tokens, so that detokenization gives it back
+exactly.
 
 ``--no-tokenize`` is for a side that is already tokenized (e.g. the Hebrew of the Bible
-corpus): it only normalizes whitespace and applies ``--lowercase``. A language without rules
+corpus): it splits at whitespace only and applies ``--lowercase``. A language without rules
 of its own in Moses (e.g. ``tr``, ``he``) is tokenized by the general rules with English's
 non-breaking prefixes, which the command says.
 """
@@ -58,7 +61,7 @@ def build_parser():
     parser.add_argument("--output", required=True, help="tokenized text to write")
     parser.add_argument("--lowercase", action="store_true", help="lowercase the output")
     parser.add_argument("--no-tokenize", dest="tokenize", action="store_false",
-                        help="input is already tokenized: only normalize spaces (and lowercase)")
+                        help="input is already tokenized: split at whitespace only (and lowercase)")
     add_parallel_arguments(parser, chunk_size=20000)
     return parser
 

@@ -18,9 +18,9 @@ would take their random states in whatever order the threads arrive.
 
 eflomal's sdist compiles its sampler with ``-Ofast -march=native``: another instruction set or
 tuning rounds its sums differently, so the same seed aligns differently on another CPU model.
-``eflomal_build`` reads the compiler and target from the binary; the repository's
-``scripts/install_eflomal.sh`` (run by ``make setup``) builds it for a fixed instruction set,
-whose binary, and so whose alignment, depends on the compiler only.
+``eflomal_build`` reads the compiler and target from the binary; ``xlpe-install-eflomal``
+(``xlpe_fairseq_cli/install_eflomal.py``, run by ``make setup``) builds it for a fixed
+instruction set, whose binary, and so whose alignment, depends on the compiler only.
 """
 import argparse
 import functools
@@ -325,8 +325,8 @@ def align_and_report(source, target, output, forward_output=None, reverse_output
     build = eflomal_build() if aligner == "eflomal" else None
     if build is not None and not build[1]:
         print(f"xlpe-align: eflomal was compiled for the CPU that built it ({build[0]}): "
-              "another CPU model aligns differently; the repository's "
-              "scripts/install_eflomal.sh builds it for any x86-64 CPU", file=sys.stderr)
+              "another CPU model aligns differently; xlpe-install-eflomal rebuilds it for "
+              "any x86-64-v3 CPU", file=sys.stderr)
 
 
 def _seed(text):

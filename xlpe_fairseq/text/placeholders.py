@@ -25,7 +25,7 @@ other side of the pair; the Moses rules keep those whole already.
 """
 import re
 
-from .detokenization import CJK_CHARACTERS, CJK_PUNCTUATION
+from .spacing import CJK_CHARACTERS, CJK_PUNCTUATION
 
 _PRINTF = (r"%(?:[1-9][0-9]*\$)?[-+#0']*(?:[0-9]+|\*)?(?:\.(?:[0-9]+|\*))?"
            r"(?:hh|h|ll|l|L|q|j|z|t|I64|I32)?[diouxXeEfFgGaAcCsSpn]")
@@ -34,6 +34,10 @@ _NUMBERED = r"%L?[1-9][0-9]*"  # Qt's %1, %L1; LibreOffice's %1
 _NAMED = r"%[A-Z][A-Z0-9_]+%?"  # LibreOffice's %PRODUCTNAME, Windows's %APPDATA%
 _BRACES = r"\{[A-Za-z0-9_]*(?:[.\[\]][A-Za-z0-9_\]]*)*(?:![rsa])?(?::[^{}\s]*)?\}"
 _ENTITY = r"&(?:[A-Za-z][A-Za-z0-9]*|#[0-9]+|#x[0-9A-Fa-f]+);"  # HTML's &amp; &#160;
+# strftime's conversions (%H:%M, %Y-%m-%d, %-d, %Ex), where printf's letters end
+_STRFTIME = r"%[-_0^#]?[EO]?[A-Za-z+](?![A-Za-z0-9_])"
+# markup without attributes: <b>, </b>, <br/>
+_TAG = r"</?[A-Za-z][A-Za-z0-9]*/?>"
 _VARIABLES = r"\$(?:\{[A-Za-z0-9_]+\}|\([A-Za-z0-9_]+\)|[A-Za-z_][A-Za-z0-9_]*)"
 # an ASCII word with an accelerator's marker (or an underscore, which the Moses rules split at)
 _ACCELERATOR = r"[A-Za-z0-9_]*(?:&(?![A-Za-z0-9]+;)[A-Za-z0-9_]+|~[A-Za-z0-9_]+|_[A-Za-z0-9_]*)"
@@ -51,7 +55,8 @@ _PATH = (rf"(?<![^\s(\[{{<\"'=:\u2018\u201c\u00ab{CJK_CHARACTERS}{CJK_PUNCTUATIO
 _START = r"(?<![A-Za-z0-9_/\\])"
 PLACEHOLDER = re.compile(
     f"{_START}(?:{_URL}|{_EMAIL}|{_PATH})"
-    f"|(?:{_PYTHON_FORMAT}|{_PRINTF}|%%|{_NUMBERED}|{_NAMED}|{_BRACES}|{_ENTITY}|{_VARIABLES})"
+    f"|(?:{_PYTHON_FORMAT}|{_PRINTF}|%%|{_NUMBERED}|{_NAMED}|{_BRACES}|{_ENTITY}|{_VARIABLES}"
+    f"|{_STRFTIME})|(?P<tag>{_TAG})"
     f"|{_START}{_ACCELERATOR}(?![A-Za-z0-9_])")
 # an ASCII word of a CJK line, with its inner connectors and an option's leading dashes
 ASCII_WORD = re.compile(r"(?<![A-Za-z0-9_])(?:-{1,2}(?=[A-Za-z]))?[A-Za-z0-9_]+"
@@ -71,6 +76,9 @@ def protected_spans(line, segmented=False):
     for match in PLACEHOLDER.finditer(line):
         start, end = match.span()
         if spans and start < spans[-1][1]:
+            continue
+        if match.group("tag"):  # a tag is its own token: the words it marks up are not
+            spans.append((start, end))
             continue
         start = _GLUED_BEFORE.search(line, spans[-1][1] if spans else 0, start).start()
         glued = _GLUED_AFTER.match(line, end)

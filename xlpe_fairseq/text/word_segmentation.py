@@ -30,8 +30,8 @@ def _segmenter(lang):
         raise InputError(f"segmenting '{lang}' needs {err.name}: {_INSTALL[lang]}") from err
 
 
-def segment_line(line, lang):
-    """Words of ``line`` joined by single spaces; ``lang`` is one of SEGMENTED_LANGUAGES."""
+def segment_words(line, lang):
+    """The words of ``line``, whitespace left out; ``lang`` is one of SEGMENTED_LANGUAGES."""
     if lang not in SEGMENTED_LANGUAGES:
         raise ValueError(f"no word segmenter for '{lang}' (have {SEGMENTED_LANGUAGES})")
-    return " ".join(word for word in _segmenter(lang)(line) if not word.isspace())
+    return [word for word in _segmenter(lang)(line) if word and not word.isspace()]

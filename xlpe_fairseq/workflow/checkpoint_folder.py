@@ -26,7 +26,7 @@ def earlier_run(run):
     trained_before, schedule_before = before.get("TRAINED_MODEL", ""), before.get("SCHEDULE", "")
     if (trained_before, schedule_before) != (run.model, run.schedule):
         raise Refused(
-            f"{run.name}: {save_dir} holds the checkpoints of {trained_before} on the schedule "
+            f"{save_dir} holds the checkpoints of {trained_before} on the schedule "
             f"{schedule_before} (its schedule.env), not of {run.model} on {run.schedule}: "
             "train into another folder, or pass --restart to start afresh (the old run is "
             "kept in a subfolder)", 1)

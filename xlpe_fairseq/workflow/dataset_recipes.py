@@ -1,13 +1,14 @@
 """The dataset scripts, examples/train-NAME.sh: xlpe-train under the script's name with its
 dataset's presets (``--recipe NAME``), and the corpus their operands name.
 
-Each recipe gives the dataset's name in the checkpoint folder, its operands (PAIR: SRC-TGT;
-else the pair is the recipe's), the sizes it offers (first the default) and the embeddings it
+Each recipe gives the dataset's name in the checkpoint folder, its operands (PAIR: SRC-TGT,
+codes such as zh-CN-en too: workflow/language_pairs.py; else the pair is the recipe's), the sizes it offers (first the default) and the embeddings it
 shares (all with the recipe's joined dictionary, else the decoder's input and output).
 """
 import os
 from types import SimpleNamespace
 
+from .language_pairs import data_bin_pair, split_pair
 from .script_options import Refused
 
 RECIPES = {
@@ -63,12 +64,16 @@ def corpus_of_recipe(prog, recipe, argv):
     if len(argv) < count:
         raise Refused(f"usage: {prog} {recipe.usage}", 2)
     if "" in argv[:count]:
-        raise Refused(f"{os.path.basename(prog)}: '' is not a "
+        raise Refused("'' is not a "
                       f"{recipe.operands.split()[argv.index('')]}: an empty operand (an unset "
                       "variable?)", 2)
     pair, data = (recipe.pair, argv[0]) if count == 1 else argv[:2]
+    # a pair such as zh-cn-en reads as the data-bin's languages where it has them
+    text = os.path.join(data, "data-bin", "text")
+    prepared = data_bin_pair(text) if os.path.isdir(text) else None
+    src, tgt = (prepared if prepared and "-".join(prepared).lower() == pair.lower()
+                else split_pair(pair))
     corpus = SimpleNamespace(data=data, data_bin=os.path.join(data, "data-bin"),
-                             dataset=recipe.dataset.format(pair=pair),
-                             src=pair.rpartition("-")[0], tgt=pair.partition("-")[2],
+                             dataset=recipe.dataset.format(pair=pair), src=src, tgt=tgt,
                              sizes=recipe.sizes, share=recipe.share, pass_unknown=False)
     return corpus, argv[count:]

@@ -6,7 +6,8 @@ signature (xlpe-bleu; its tokenizer by the target language: zh, ja-mecab, ko-mec
 13a; Chinese and Japanese written without the segmenter's spaces first).
 
 DATA is the recipe's OUTDIR (xlpe-prepare's OUT or another recipe's; its
-recipe.env names the languages and whether text was lowercased; the reference scored is
+recipe.env names the languages and whether text was lowercased or tokenized already; the
+reference scored is
 OUT/reference/SUBSET.TGT, copied when OUT was prepared, and every file read must be as
 OUT/provenance.json recorded it, the checkpoint trained on OUT's data: docs/input-rules.md),
 SAVE_DIR the training's checkpoint folder, M the trained model (it picks the data-bin
@@ -54,11 +55,9 @@ import sys
 
 from ..data.positions_note import positions_note
 from ..evaluation.average_checkpoints import average_and_report
-from ..evaluation.bleu import score_generate_output
+from ..evaluation.bleu import score_and_write
 from ..io import InputError, run_command
-from ..io.locks import FolderInUse, claim_folder
-from ..io.outputs import atomic_output
-from ..io.children import run_child
+from ..io.locks import check_not_written, claim_folder
 from ..io.provenance import (
     RECORD,
     check_checkpoint,
@@ -67,20 +66,27 @@ from ..io.provenance import (
     verify_corpus,
 )
 from ..io.work_folders import check_work_folder
-from ..user_dir import PLUGIN_DIR
-from .fairseq_report import launched, raise_plugin_error
+from ..model_registry import (
+    TRAIN_MODELS,
+    checkpoint_settings,
+    models_saved_as,
+    reads_positions,
+    variant,
+)
+from ..text.tokenization import check_tokenization
+from .fairseq_commands import decode, generate_command
 from .script_options import (
     Refused,
     ScriptHelpFormatter,
     check_folder_name,
+    check_outside_corpus,
     number,
     one_of,
     read_settings,
     whole,
     wrapper_name,
 )
-from .schedules import (DECODING, MODELS, SCHEDULES, data_bin_variant, is_xl_pe, model_settings,
-                        trained_settings)
+from .schedules import DECODING, SCHEDULES, trained_settings
 
 USAGE = ("DATA SAVE_DIR [--model M] [--schedule S] [--average N] [--beam K] [--lenpen A] "
          "[--subset S] [--preorderer-nbest N] [--tokenize T] [--cpu] [--dry-run]")
@@ -131,7 +137,7 @@ def argument_parser(prog):
         formatter_class=ScriptHelpFormatter, allow_abbrev=False)
     parser.add_argument("operands", nargs="*", metavar="DATA SAVE_DIR",
                         help="the recipe's OUTDIR and the training's checkpoint folder")
-    parser.add_value_option("--model", one_of(MODELS),
+    parser.add_value_option("--model", one_of(TRAIN_MODELS),
                             help="the trained model (default: SAVE_DIR/schedule.env's)")
     parser.add_value_option("--schedule", one_of(SCHEDULES),
                             help="whose paper's decoding (default: SAVE_DIR/schedule.env's)")
@@ -218,7 +224,7 @@ def expected_training(save_dir, schedule_env, model):
     name."""
     trained_model, schedule = schedule_env.get("TRAINED_MODEL"), schedule_env.get("SCHEDULE")
     if not trained_model:
-        return model_settings(model), f"--model {model}"
+        return checkpoint_settings(model), f"--model {model}"
     command = None
     record = os.path.join(save_dir, RECORD)
     if os.path.isfile(record):
@@ -244,10 +250,14 @@ def evaluate(argv, prog):
     # every path from here on as the folder is, links resolved: messages name the real
     # folders, and a folder named like an option is never taken for one
     data, save_dir = os.path.realpath(data), os.path.realpath(save_dir)
+    check_outside_corpus(save_dir, data, "SAVE_DIR")
+    # a corpus still being prepared lacks its files: the preparation is named, not them
+    check_not_written(data, "the corpus (OUT)")
     recipe_env = os.path.join(data, "recipe.env")
     if not os.path.exists(recipe_env):
         raise Refused(f"{recipe_env}: no such file; is {data} a data_prep recipe's OUTDIR?", 1)
-    recipe = read_settings(recipe_env, ("SRC", "TGT", "LOWERCASE"))
+    recipe = read_settings(recipe_env, ("SRC", "TGT", "LOWERCASE", "TOKENIZATION", "TOKENIZED"))
+    check_tokenization(recipe_env, recipe.get("TOKENIZATION"))
     for key in ("SRC", "TGT"):
         if not re.fullmatch(r"[A-Za-z]{2,8}([-_][A-Za-z0-9]{1,8})*", recipe.get(key, "")):
             got = repr(recipe[key]) if key in recipe else "no such line"
@@ -271,10 +281,10 @@ def evaluate(argv, prog):
     if trained_model and model != trained_model:
         raise Refused(f"{save_dir} holds a {trained_model} model (xlpe-train "
                       f"{trained_model}), not {model}: pass --model {trained_model}", 2)
-    data_bin = os.path.join(data, "data-bin", data_bin_variant(model))
+    data_bin = os.path.join(data, "data-bin", variant(model))
     # XL PE's test positions: the preorderer's N best reorderings, else the data-bin's (the best)
     nbest, positions = None, []
-    if is_xl_pe(model):
+    if reads_positions(model):
         nbest = args.nbest or "1"
         if int(nbest) > 1:
             preorderer = os.path.join(data, "preorderer.pt")
@@ -294,14 +304,16 @@ def evaluate(argv, prog):
     lenpen = args.lenpen or lenpen
     subset = args.subset
     # the reference as prepared (OUT/reference, in OUT's record), not the raw folder as it is
-    # now; lowercased data (IWSLT): the lowercased tokenized text, detokenized
+    # now; lowercased data (IWSLT): the lowercased tokenized text, detokenized, as a target
+    # that was tokenized already (xlpe-prepare --tokenized)
     reference = os.path.join(data, "reference", f"{subset}.{tgt}")
     lowercased = recipe.get("LOWERCASE", "0") not in ("", "0")
+    tokenized = lowercased or tgt in recipe.get("TOKENIZED", "").split(",")
     # what decoding and scoring will read, before the checkpoints are averaged
     if not dry_run:
-        unprepared = positions_note(data_bin, subset) if is_xl_pe(model) else None
+        unprepared = positions_note(data_bin, subset) if reads_positions(model) else None
         if unprepared:
-            raise Refused(f"{name}: {unprepared}", 1)
+            raise Refused(unprepared, 1)
         if not os.path.isdir(save_dir):
             raise Refused(f"{save_dir}: no such folder; the checkpoint folder of "
                           "xlpe-train", 1)
@@ -322,11 +334,8 @@ def evaluate(argv, prog):
         # the first write: OUT read while no preparation rewrites it, SAVE_DIR written by one
         # run at a time; then OUT as its record has it, and this run's outputs only (a failure
         # leaves no earlier run's scores beside its report)
-        try:
-            claim_folder(data, "read", "the corpus (OUT)", name)
-            claim_folder(save_dir, "write", "the checkpoints (SAVE_DIR)", name)
-        except FolderInUse as err:
-            raise Refused(f"{name}: {err}", 1) from None
+        claim_folder(data, "read", "the corpus (OUT)", name)
+        claim_folder(save_dir, "write", "the checkpoints (SAVE_DIR)", name)
         for warning in verify_corpus(data, os.path.basename(data_bin), subset):
             print(f"{name}: warning: {warning}", file=sys.stderr)
         for path in outputs.values():
@@ -345,6 +354,8 @@ def evaluate(argv, prog):
             raise Refused(f"{checkpoint}: no such file; has the training in {save_dir} saved a "
                           "checkpoint?", 1)
     if not dry_run:
+        if not trained_model:
+            check_saved_as(checkpoint, model)
         # trained on this corpus's data-bin as it is now (tasks/data_provenance.py records
         # it), and by SAVE_DIR's training (its architecture and schedule)
         warning = check_checkpoint(checkpoint, *expected_training(save_dir, schedule_env, model),
@@ -358,20 +369,14 @@ def evaluate(argv, prog):
     print(f"schedule {schedule}: {os.path.basename(checkpoint)}, beam {beam}, lenpen "
           f"{lenpen}{chosen}", file=sys.stderr)
 
-    # --required-batch-size-multiple 1: fairseq-generate drops the last sentences otherwise
-    generate = [
-        "fairseq-generate", data_bin, "--user-dir", PLUGIN_DIR, "--task", "translation_reorder",
-        "--source-lang", src, "--target-lang", tgt, "--gen-subset", subset, "--path",
-        checkpoint, "--beam", beam, "--lenpen", lenpen, "--batch-size", "128",
-        "--required-batch-size-multiple", "1", "--remove-bpe", *positions,
-        *(["--cpu"] if args.cpu else []),
-    ]
+    generate = generate_command(data_bin, src, tgt, subset, checkpoint, beam, lenpen,
+                                ["--remove-bpe", *positions, *(["--cpu"] if args.cpu else [])])
     if dry_run:
         print(shlex.join(generate))
         return
     decode(generate, outputs["generate"], os.path.join(save_dir, f"generate-{subset}.log"), name)
-    score_generate_output(
-        outputs["generate"], reference, tgt, lowercased, args.tokenize, outputs["bleu"],
+    score_and_write(
+        outputs["generate"], reference, tgt, tokenized, args.tokenize, outputs["bleu"],
         outputs["hypotheses"],
         f"{os.path.basename(data)} {model} ({os.path.basename(checkpoint)}, {subset})")
     # what the scores were made from, written last
@@ -385,6 +390,26 @@ def evaluate(argv, prog):
           f"{outputs['provenance']})", file=sys.stderr)
 
 
+def check_saved_as(checkpoint, model):
+    """Where SAVE_DIR names no trained model: a checkpoint saved with another model's
+    architecture or options than --model's is refused in one line that names the model to
+    pass (the registry's models whose settings it was saved with)."""
+    from ..io.checkpoints import read_checkpoint
+    from ..io.provenance import stored_setting, verify_trained_as
+
+    try:
+        verify_trained_as(checkpoint, checkpoint_settings(model), f"--model {model}")
+    except InputError as err:
+        state = read_checkpoint(checkpoint, "fairseq checkpoint", mmap=True)
+        names = (models_saved_as(lambda option: stored_setting(state, option))
+                 if isinstance(state, dict) else [])
+        if not names:
+            raise
+        which = (f"{names[0]}, the model" if len(names) == 1
+                 else f"{', '.join(names[:-1])} or {names[-1]}, the models")
+        raise InputError(f"{err}: pass --model {which} it was saved as") from None
+
+
 def check_bleu_tokenizer(tgt, tokenize):
     """sacreBLEU's tokenizer, --tokenize's or the target language's, with what it needs
     installed: checked now, not after decoding."""
@@ -396,24 +421,6 @@ def check_bleu_tokenizer(tgt, tokenize):
     if tokenize is not None and tokenize not in names:
         raise Refused(f"--tokenize must be one of: {' '.join(names)}, not '{tokenize}'", 2)
     bleu_tokenizer(tgt, tokenize)
-
-
-def decode(generate, output, log, name):
-    """fairseq-generate into ``output``, written under a hidden name and renamed when
-    complete (a failed or interrupted run leaves none, and a killed run's is removed by the
-    next); its report into ``log``."""
-    with atomic_output(output) as partial, open(log, "w", encoding="utf-8") as report:
-        status = run_child(launched(generate), stdout=partial, stderr=report)
-        if status:
-            report.close()
-            with open(log, encoding="utf-8", errors="replace") as stream:
-                lines = stream.read().splitlines()
-            # the plugin's own errors are one line that says what to do; else fairseq's last
-            # lines, the whole report kept in the log
-            raise_plugin_error(lines)
-            for line in lines[-20:]:
-                print(line, file=sys.stderr)
-            raise Refused(f"{name}: fairseq-generate failed; its whole report: {log}", 1)
 
 
 def main(argv=None):

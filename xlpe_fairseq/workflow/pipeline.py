@@ -1,6 +1,6 @@
 """The corpus steps of data preparation, from raw parallel text to the data-bins of every
-model family (xlpe-prepare runs them, for data_prep/prepare-corpus.sh and every dataset
-recipe; bible_recipe.py those it needs on the demo's corpus and layout): tokenize, length
+model family (xlpe-prepare runs them, for data_prep/prepare-corpus.sh, every dataset recipe
+and the demo's corpus): tokenize (or, for a side tokenized already, normalize spaces), length
 filter, BPE, align, DPE and BTG positions, fairseq-preprocess, positions binarized, and the
 record of what OUT was made from; the preorderer's steps are preorderer_steps.py's, and
 steps.py runs them all (each skipped when made from the same inputs and settings, timed).
@@ -21,12 +21,14 @@ receives
                  positions for valid/test (transformer_xlpe; the test positions are what a
                  deployed model gets); train positions only without the preorderer
   reference/  {valid,test}.TGT as prepared: what xlpe-evaluate scores against
-  recipe.env  SRC, TGT, LOWERCASE, RAW, for xlpe-evaluate
+  recipe.env  SRC, TGT, LOWERCASE, RAW, TOKENIZATION (reversible: tokens that record the
+              text's spacing), TOKENIZED where set, for xlpe-evaluate and xlpe-translate
   provenance.json  what OUT was made from, written last, verified by xlpe-train, xlpe-evaluate
               and xlpe-translate --corpus
 
 The settings (``s``, from xlpe-prepare's options and the environment): WORKERS, MERGES,
-LOWERCASE, MAX_LEN, RATIO_RULE and MAX_RATIO (the length filter), JOINED_DICT;
+LOWERCASE, TOKENIZED (the languages whose raw text is tokenized already), MAX_LEN,
+RATIO_RULE and MAX_RATIO (the length filter), JOINED_DICT;
 PREORDER_SECONDS (a safety cap, checked after each epoch), PREORDER_DEVICE, PREORDER_THREADS
 (xlpe-preorder-train's --threads), PREORDER_JOBS (members trained side by side, each a
 process of its own: threads of one process stall beside other work on the same cores,
@@ -42,7 +44,7 @@ import os
 import shlex
 import shutil
 
-from ..io.outputs import atomic_output
+from ..io.outputs import atomic_output, open_output
 from ..io.provenance import record_corpus as write_corpus_record
 from ..preprocessing.binarize import binarize_and_report
 from ..preprocessing.bpe import apply_bpe_file, learn_codes
@@ -50,6 +52,7 @@ from ..preprocessing.length_filter import filter_and_report
 from ..preprocessing.tokenize import tokenize_file, warn_without_rules
 from ..preprocessing.word_alignment import align_and_report
 from ..reordering.extract import extract_and_report
+from ..text.tokenization import TOKENIZATION
 from .fairseq_report import launched
 from .steps import remove, run_program
 
@@ -60,14 +63,20 @@ OUT_FOLDERS = ("", "raw", "tok", "bpe", "reference", os.path.join("data-bin", "t
 
 
 def tokenize(steps, s, raw, out, split, lang):
+    """RAW/SPLIT.LANG tokenized into tok/; a side already tokenized (TOKENIZED) has its spaces
+    normalized only."""
     dest = os.path.join(out, "tok", f"train.full.{lang}" if split == "train" else f"{split}.{lang}")
     source = os.path.join(raw, f"{split}.{lang}")
-    if steps.fresh([dest], [source], [f"lowercase={s['LOWERCASE']}", "tokenizer=placeholders"]):
+    tokenized = lang in s.get("TOKENIZED", "").split(",")
+    tokenizer = "tokenizer=none" if tokenized else f"tokenizer={TOKENIZATION}"
+    if steps.fresh([dest], [source], [f"lowercase={s['LOWERCASE']}", tokenizer]):
         steps.skipped(f"tokenize {split}.{lang}")
         return
-    warn_without_rules(lang)
+    if not tokenized:
+        warn_without_rules(lang)
     steps.timed(f"tokenize {split}.{lang}", tokenize_file, source, dest, lang,
-                lowercase=s["LOWERCASE"] == "1", workers=int(s["WORKERS"]))
+                lowercase=s["LOWERCASE"] == "1", tokenize=not tokenized,
+                workers=int(s["WORKERS"]))
     steps.made(dest)
 
 
@@ -122,7 +131,8 @@ def align(steps, s, bpe, src, tgt, splits, name, skip_name, options=None):
     alignment = os.path.join(bpe, f".all.align.{os.getpid()}.tmp")
     try:
         for lang, path in joined.items():
-            with open(path, "wb") as stream:
+            # (a write that fails, a full disk, names the file)
+            with open_output(path) as stream:
                 for split in splits:
                     with open(os.path.join(bpe, f"{split}.{lang}"), "rb") as part:
                         shutil.copyfileobj(part, stream)
@@ -250,7 +260,7 @@ def binarize_positions(steps, out, src, tgt, jobs):
 
 
 RECORDED_SETTINGS = (
-    "MERGES", "MAX_LEN", "MAX_RATIO", "RATIO_RULE", "LOWERCASE", "JOINED_DICT",
+    "MERGES", "MAX_LEN", "MAX_RATIO", "RATIO_RULE", "LOWERCASE", "TOKENIZED", "JOINED_DICT",
     "XLPE_TRAIN_POSITIONS", "PREORDER_LOSS", "PREORDER_SEEDS", "PREORDER_EPOCHS",
     "PREORDER_BATCH_TOKENS", "PREORDER_MAX_LENGTH", "PREORDER_SAMPLE", "PREORDER_THREADS",
     "PREORDER_FOLDS", "PREORDER_SECONDS", "PREORDER_DEVICE", "MODELS")
@@ -267,7 +277,9 @@ def record_corpus(steps, s, raw, out, src, tgt, given, command):
             shutil.copyfileobj(source, dest)
     with atomic_output(os.path.join(out, "recipe.env")) as stream:
         stream.write(f"SRC={src}\nTGT={tgt}\nLOWERCASE={s['LOWERCASE']}\n"
-                     f"RAW={shlex.quote(os.path.realpath(raw))}\n")
+                     f"RAW={shlex.quote(os.path.realpath(raw))}\nTOKENIZATION={TOKENIZATION}\n")
+        if s.get("TOKENIZED"):
+            stream.write(f"TOKENIZED={s['TOKENIZED']}\n")
     # MODELS only where it is not all, so that a default run's record is the shell form's
     settings = {name: s[name] for name in RECORDED_SETTINGS if s.get(name) and s[name] != "all"}
     # the user's folder too, where valid and test were held out of its train

@@ -37,6 +37,11 @@ Options (in any order, before or after the operands; after --, operands only):
                         Moses' clean-corpus-n as fairseq's scripts run it. The run says how
                         many pairs it kept and warns when over 5% go (docs/pipeline.md)
   --lowercase           lowercase both sides (evaluation then scores lowercased text)
+  --tokenized L[,L]     the languages whose raw text is already tokenized (e.g. he,en
+                        of the Bible corpus): only its spaces are normalized (and
+                        --lowercase applied), as xlpe-tokenize --no-tokenize does; a
+                        tokenized target's references are detokenized before scoring,
+                        and xlpe-translate takes a tokenized source's input as tokenized
   --joined-dictionary   one dictionary for both sides (scripts that share most symbols);
                         xlpe-train then shares all embeddings
   --models M[,M...]     the models OUT is for (xlpe-train's names; default: all).
@@ -56,7 +61,7 @@ set:
 PREORDER_SECONDS=3600 (a cap), PREORDER_DEVICE=cpu (or cuda), PREORDER_LOSS (pairwise,
 structured or both), XLPE_TRAIN_POSITIONS=oracle (or predicted, mixed), PREORDER_FOLDS=2.
 An option wins over its variable (MERGES, MAX_LEN, MAX_RATIO, RATIO_RULE, LOWERCASE,
-JOINED_DICT, WORKERS). Every value is checked before any work starts.
+TOKENIZED, JOINED_DICT, WORKERS). Every value is checked before any work starts.
 A rerun into the same OUT skips each step whose inputs and settings are those its outputs
 were made from (by content, whatever the files' times) and redoes the others.
 At the end, the advice line names the model to train beside the baseline, with the command:
@@ -73,12 +78,14 @@ import re
 import sys
 
 from ..data.positions_note import NO_PREORDERER
-from ..io import check_utf8, count_lines, default_workers, run_command
-from ..io.locks import FolderInUse, claim_folder
+from ..io import check_text, count_lines, default_workers, require_files, run_command
+from ..io.children import program
+from ..io.locks import claim_folder
 from ..io.outputs import atomic_output
 from ..preordering.advice import advice, read_score_file, recipe_folder
-from ..preprocessing.check_raw import check_bpe, check_raw
+from ..preprocessing.check_raw import check_bpe, check_raw, check_train
 from ..preprocessing.split_corpus import split_and_report
+from ..preprocessing.word_alignment import find_tool
 from . import pipeline
 from .preorderer_steps import PREORDERER_TIME, preorder
 from .prepare_settings import (
@@ -89,14 +96,21 @@ from .prepare_settings import (
     settings_of,
     wants_preorderer,
 )
-from .script_options import Refused, ScriptHelpFormatter, one_of, whole, wrapper_name
+from .script_options import (
+    Refused,
+    ScriptHelpFormatter,
+    check_folder_name,
+    one_of,
+    whole,
+    wrapper_name,
+)
 from .steps import Steps, remove, remove_stale_temporaries_of
 
 USAGE = ("--src SRC --tgt TGT [--merges N] [--max-len N] [--max-ratio R] "
-         "[--ratio-rule corpus|fixed] [--lowercase] [--joined-dictionary] [--models M[,M...]] "
-         "[--workers N] RAW_DIR OUT")
+         "[--ratio-rule corpus|fixed] [--lowercase] [--tokenized L[,L]] [--joined-dictionary] "
+         "[--models M[,M...]] [--workers N] RAW_DIR OUT")
 VALUE_OPTIONS = ("--src", "--tgt", "--merges", "--max-len", "--max-ratio", "--ratio-rule",
-                 "--models", "--workers")
+                 "--tokenized", "--models", "--workers")
 UNSEGMENTED = ("th", "lo", "km", "my", "bo")
 
 
@@ -129,6 +143,8 @@ def parse_arguments(argv, prog):
                 options["RATIO_RULE"] = one_of(("corpus", "fixed"))(value, word)
             elif word == "--models":
                 options["MODELS"] = models(word, value)
+            elif word == "--tokenized":
+                options["TOKENIZED"] = value
             else:
                 options["WORKERS"] = whole(1, default_workers())(value, word)
             index += 2
@@ -157,9 +173,12 @@ def parse_arguments(argv, prog):
 
 
 def need_files(paths):
+    """Each of ``paths`` a file with something in it (a directory, FIFO or device named as
+    what it is)."""
+    require_files(paths)
     for path in paths:
-        if not os.path.isfile(path) or os.path.getsize(path) == 0:
-            raise Refused(f"{path}: missing or empty", 1)
+        if os.path.getsize(path) == 0:
+            raise Refused(f"{path}: empty (expected one sentence a line)", 1)
 
 
 def same_count_lines(first, second):
@@ -169,12 +188,45 @@ def same_count_lines(first, second):
                       "parallel corpus need one line per sentence pair", 1)
 
 
-def check_name(path, what, name):
+def check_name(path, what):
     """A line break in a folder's name is refused: fairseq's outputs and every message are
     read line by line."""
     if "\n" in path or "\r" in path:
-        raise Refused(f"{name}: {path!r}: {what} has a line break in its name, which messages "
-                      "and fairseq's outputs cannot carry: rename it", 1)
+        raise Refused(f"{path!r}: {what} has a line break in its name, which messages and "
+                      "fairseq's outputs cannot carry: rename it", 1)
+
+
+def check_inputs(raw_dir, src, tgt):
+    """Every raw file the run reads, before anything is written: train there, each split
+    there complete and parallel, every line under the line rule (UTF-8, line ends), a word
+    in train, the user's valid and test lines each with a word and no longer than the aligner
+    takes. Returns the splits to hold out of train."""
+    given = {lang: os.path.join(raw_dir, f"train.{lang}") for lang in (src, tgt)}
+    if not any(os.path.lexists(path) for path in given.values()):
+        raise Refused(f"{given[src]} and {given[tgt]}: no such files (raw text, one sentence a "
+                      "line)", 1)
+    held_out, present = [], []
+    for split in pipeline.SPLITS:
+        pair = [os.path.join(raw_dir, f"{split}.{lang}") for lang in (src, tgt)]
+        if split != "train" and not any(os.path.lexists(path) for path in pair):
+            held_out.append(split)
+            continue
+        need_files(pair)
+        # a line end the rule refuses (a lone \r) named as such, before the lines are counted
+        check_text(pair)
+        same_count_lines(*pair)
+        present.append(split)
+    check_train(list(given.values()))
+    check_raw([os.path.realpath(os.path.join(raw_dir, f"{split}.{lang}"))
+               for split in present if split != "train" for lang in (src, tgt)])
+    return held_out
+
+
+def check_programs():
+    """The programs of the steps, found before anything is written (not after the first
+    steps): the aligner, and fairseq's binarizer."""
+    find_tool("eflomal-align")
+    program("fairseq-preprocess")
 
 
 def prepare(argv, prog):
@@ -182,10 +234,11 @@ def prepare(argv, prog):
     options, (raw_dir, out) = parse_arguments(argv, prog)
     s = settings_of(options, os.environ)
     src, tgt = s["SRC"], s["TGT"]
-    check_name(raw_dir, "RAW_DIR", name)
-    check_name(out, "OUT", name)
+    check_name(raw_dir, "RAW_DIR")
+    # the rule of every command that hands OUT to fairseq (xlpe-train, xlpe-evaluate)
+    check_folder_name(out, "the corpus (OUT)")
     if not os.path.isdir(raw_dir):
-        raise Refused(f"{name}: {raw_dir}: no such folder", 1)
+        raise Refused(f"{raw_dir}: no such folder", 1)
     # a folder named like an option (after --) is passed on as ./-NAME, which no command parses
     raw_dir = raw_dir if not raw_dir.startswith("-") else os.path.join(".", raw_dir)
     raw_abs = os.path.realpath(raw_dir)
@@ -193,39 +246,22 @@ def prepare(argv, prog):
         if lang in UNSEGMENTED:
             print(f"{name}: warning: {lang} is written without spaces and no segmenter is wired "
                   f"in for it: its 'words' will be whole phrases", file=sys.stderr)
-    # the splits that are there must be complete and parallel; train must be there
-    given = {lang: os.path.join(raw_dir, f"train.{lang}") for lang in (src, tgt)}
-    if not any(os.path.exists(path) for path in given.values()):
-        raise Refused(f"{name}: {given[src]} and {given[tgt]}: no such files (raw text, one "
-                      "sentence a line)", 1)
-    held_out = []
-    for split in pipeline.SPLITS:
-        pair = [os.path.join(raw_dir, f"{split}.{lang}") for lang in (src, tgt)]
-        if split != "train" and not any(os.path.exists(path) for path in pair):
-            held_out.append(split)
-            continue
-        need_files(pair)
-        same_count_lines(*pair)
-    # text that is not UTF-8 before anything is written (the rest of check_raw once OUT/raw
-    # is linked, as the shell form did)
-    check_utf8([os.path.join(raw_dir, f"{split}.{lang}")
-                for split in ("valid", "test") if split not in held_out for lang in (src, tgt)])
-
-    # before anything is written: a folder of the user's own, and no other run in it
+    held_out = check_inputs(raw_dir, src, tgt)
+    check_programs()
     out = out if not out.startswith("-") else os.path.join(".", out)
-    try:
-        claim_folder(out, "write", "the corpus (OUT)", name)
-    except FolderInUse as err:
-        raise Refused(f"{name}: {err}", 1) from None
+    if held_out and os.path.realpath(os.path.join(out, "raw")) == raw_abs:
+        raise Refused(f"{raw_dir} is where the held-out splits go: keep the raw files "
+                      "elsewhere", 1)
+
+    # everything read is checked: a folder of the user's own, and no other run in it
+    claim_folder(out, "write", "the corpus (OUT)", name)
     remove_stale_temporaries_of(out, pipeline.OUT_FOLDERS)
     steps = Steps(name, os.environ.get("XLPE_STAGE_LOG") or None)
+    given = {lang: os.path.join(raw_dir, f"train.{lang}") for lang in (src, tgt)}
     raw = raw_abs
     if held_out:
         raw = os.path.join(out, "raw")
         os.makedirs(raw, exist_ok=True)
-        if os.path.realpath(raw) == raw_abs:
-            raise Refused(f"{name}: {raw_dir} is where the held-out splits go: keep the raw "
-                          "files elsewhere", 1)
         outputs = [os.path.join(raw, f"{split}.{lang}") for split in ("train", *held_out)
                    for lang in (src, tgt)]
         if steps.fresh(outputs, [given[src], given[tgt]], [f"held_out={' '.join(held_out)}"]):
@@ -241,13 +277,6 @@ def prepare(argv, prog):
                     if os.path.lexists(link):
                         os.unlink(link)
                     os.symlink(os.path.join(raw_abs, f"{split}.{lang}"), link)
-
-    # valid and test pairs, which the word aligner reads, before any work (it would name its
-    # own file, OUT/bpe/all.SRC); a linked file by the name of the file it links to, the user's
-    for split in pipeline.SPLITS:
-        need_files([os.path.join(raw, f"{split}.{lang}") for lang in (src, tgt)])
-    check_raw([os.path.realpath(os.path.join(raw, f"{split}.{lang}"))
-               for split in ("valid", "test") for lang in (src, tgt)])
 
     # size-dependent defaults, from the training pairs before the length filter
     pairs = count_lines(os.path.join(raw, f"train.{src}"))

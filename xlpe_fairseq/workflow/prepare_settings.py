@@ -5,7 +5,7 @@ import os
 import re
 
 from ..io import InputError, default_workers
-from .schedules import MODELS, is_xl_pe
+from ..model_registry import TRAIN_MODELS, reads_positions
 from .script_options import UNSIGNED_NUMBER, Refused, one_of, positive, whole
 
 # above this many training pairs the preorderer trains on a sample of this many
@@ -40,10 +40,18 @@ def language(name, value):
 def models(name, value):
     """A comma-separated list of xlpe-train's models, or ``all``."""
     chosen = value.split(",")
-    if value == "all" or (value and all(model in MODELS for model in chosen)):
+    if value == "all" or (value and all(model in TRAIN_MODELS for model in chosen)):
         return value
     raise Refused(f"{name} must be all or models of xlpe-train separated by commas "
-                  f"({' '.join(MODELS)}), not '{value}'", 2)
+                  f"({' '.join(TRAIN_MODELS)}), not '{value}'", 2)
+
+
+def tokenized(value, src, tgt, name):
+    """Languages of the corpus separated by commas: the sides already tokenized."""
+    if value and all(lang in (src, tgt) for lang in value.split(",")):
+        return value
+    raise Refused(f"{name} must be languages of the corpus ({src} {tgt}) separated by commas, "
+                  f"not '{value}'", 2)
 
 
 def settings_of(options, environ):
@@ -52,7 +60,8 @@ def settings_of(options, environ):
     recipes' order: the first bad one a usage error."""
     s = {name: value for name, value in environ.items()
          if name in ("MERGES", "MAX_LEN", "MAX_RATIO", "RATIO_RULE", "LOWERCASE", "JOINED_DICT",
-                     "WORKERS", "XLPE_TRAIN_POSITIONS") or name.startswith("PREORDER_")}
+                     "WORKERS", "XLPE_TRAIN_POSITIONS", "TOKENIZED")
+         or name.startswith("PREORDER_")}
     s = {name: value for name, value in s.items() if value != ""}
     s.update(options)
     defaults = {"WORKERS": str(nproc()), "LOWERCASE": "0", "JOINED_DICT": "0",
@@ -83,6 +92,9 @@ def settings_of(options, environ):
             check_device(s["PREORDER_DEVICE"])
         except InputError as err:
             raise Refused(f"PREORDER_DEVICE: {err}", 2) from None
+    if "TOKENIZED" in s:
+        tokenized(s["TOKENIZED"], s.get("SRC"), s.get("TGT"),
+                  "--tokenized" if "TOKENIZED" in options else "TOKENIZED")
     one_of(("corpus", "fixed"))(s["RATIO_RULE"], "RATIO_RULE")
     ratio("MAX_RATIO", s["MAX_RATIO"])
     if not wants_preorderer(s["MODELS"]) and s["XLPE_TRAIN_POSITIONS"] != "oracle":
@@ -93,7 +105,7 @@ def settings_of(options, environ):
 
 def wants_preorderer(chosen):
     """Whether the models OUT is for (``--models``) include one that reads the preorderer."""
-    return chosen == "all" or any(is_xl_pe(model) for model in chosen.split(","))
+    return chosen == "all" or any(reads_positions(model) for model in chosen.split(","))
 
 
 def preorderer_defaults(s, pairs):

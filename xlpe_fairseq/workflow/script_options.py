@@ -5,18 +5,18 @@ import argparse
 import os
 import re
 import shlex
-import sys
 
 from ..help_format import HelpFormatter
 from ..io import InputError, text_lines
 
 
-class Refused(SystemExit):
-    """A check failed: its one line is printed as it is, and the run ends with ``status``."""
+class Refused(InputError):
+    """A check failed: ``run_command`` says so in one line, ``PROG: error: MESSAGE``, as every
+    error of the commands, and the run ends with ``status`` (2: the command line is wrong)."""
 
     def __init__(self, message, status):
-        print(message, file=sys.stderr)
-        super().__init__(status)
+        super().__init__(message)
+        self.exit_status = status
 
 
 def whole(minimum, maximum=None):
@@ -79,6 +79,16 @@ def check_folder_name(path, what):
     if os.pathsep in path:
         raise InputError(f"{path}: {what} has '{os.pathsep}' in its name, which fairseq reads "
                          "as a list of paths: rename it")
+
+
+def check_outside_corpus(save_dir, data, name):
+    """A checkpoint folder may not be the corpus (OUT) or a folder in it: fairseq's commands
+    would fill the corpus with checkpoints and outputs, and a run would hold OUT's lock to
+    read it and to write it at once."""
+    real, corpus = os.path.realpath(save_dir), os.path.realpath(data)
+    if real == corpus or real.startswith(corpus.rstrip(os.sep) + os.sep):
+        raise InputError(f"{save_dir}: the checkpoints ({name}) would go into the corpus {data} "
+                         "(OUT); use a folder outside it")
 
 
 def read_settings(path, names):

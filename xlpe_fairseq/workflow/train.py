@@ -1,16 +1,22 @@
 """Train one model family on a corpus of xlpe-prepare (or another recipe).
 
-  xlpe-train MODEL DATA_DIR CHECKPOINT_DIR [--size small|base|big] [options...]
+  xlpe-train MODEL DATA_DIR CHECKPOINT_DIR [--size small|base|big|demo] [options...]
 
-MODEL       transformer | xlpe-inxl | xlpe-headxl | xlpe-combination | dpe |
-            re-encoder | re-decoder | re-both (or a baseline, see --model)
+MODEL       transformer | xlpe-inxl | xlpe-headxl | xlpe-combination (or xlpe) | dpe |
+            re-encoder | re-decoder | re-both, or a baseline: transformer-8e |
+            transformer-10e (DPE Table 5) | transformer-deep (2 encoder layers more than the
+            size's) | encoder-free | encoder-free-inxl | encoder-free-nopos |
+            encoder-free-relpe | lstm (XL PE Table 4) | relpe | rope | alibi | t5-bias (Shaw
+            et al. 2018, RoPE, ALiBi, T5's bias); the one way to name the model here (--model
+            is the dataset scripts')
 DATA_DIR    the recipe's OUT/data-bin (OUT works too, and a link to either): the model reads
             its variant, text, dpe or xlpe; the languages come from the file names, and a
             joined dictionary (xlpe-prepare --joined-dictionary) shares all embeddings,
             else the decoder's input and output embeddings are shared
 --size      small (default): 256/1024, 2+2 layers, 2 heads, the DPE paper's IWSLT'14 setup,
             for up to a few hundred thousand pairs; base: Transformer base (512/2048, 6+6,
-            8 heads) for millions; big: Transformer big. Each size comes with its paper's
+            8 heads) for millions; big: Transformer big; demo: the README's demo (128/512,
+            2+2, 4 heads; 500 updates, minutes on a CPU). Each size comes with its paper's
             schedule, printed at the start (--schedule). The small size's:
             --max-update 15000, --warmup 4000, --lr 5e-4, dropout 0.3, --max-tokens 4096,
             --update-freq 1, a validation and a checkpoint every 1000 updates, the last 5
@@ -27,9 +33,13 @@ training starts; a folder name fairseq cannot take (a line break, or ':', which 
 a list of folders) is refused in one line.
 
 While fairseq-train runs (in its own process group, ended with this command on Ctrl-C or
-SIGTERM), its report goes to stdout and CHECKPOINT_DIR/train.log, and a line on stderr at
-each of its log lines says the update reached, the rate and about how long is left (fairseq
-logs every 100 updates, or every checkpoint interval where that is shorter).
+SIGTERM), its report goes to stdout and CHECKPOINT_DIR/train.log, and stderr says when
+training begins and, at each of fairseq's log lines (every 10 updates on the CPU, 100 on
+GPUs, or every checkpoint interval where that is shorter), the update reached, the rate and
+about how long is left. Stopped before its end, it says which update checkpoint_last.pt
+holds and the command that resumes from it (the same command). The update checkpoints
+evaluation averages and checkpoint_best.pt are kept without the optimizer's state, a third
+of their size; checkpoint_last.pt, which resuming reads, whole.
 CHECKPOINT_DIR/schedule.env (the model and schedule xlpe-evaluate decodes with) is written
 before training, and CHECKPOINT_DIR/provenance.json once fairseq-train has ended well: an
 interrupted training is one xlpe-evaluate warns about.
@@ -39,48 +49,46 @@ then xlpe-evaluate data/fr-en checkpoints/fr-en/xlpe
 """
 import argparse
 import os
-import re
 import shlex
 import sys
 import textwrap
 from types import SimpleNamespace
 
+from ..data.positions_note import positions_note
 from ..io import run_command
-from ..io.locks import FolderInUse, claim_folder
+from ..io.locks import check_not_written, claim_folder
 from ..io.provenance import record_training, verify_corpus
-from ..user_dir import PLUGIN_DIR
+from ..model_registry import TRAIN_MODELS, TRAIN_SIZES, default_schedule, flags, variant
 from .checkpoint_folder import earlier_run, set_aside_run, write_schedule
 from .dataset_recipes import RECIPES, corpus_of_recipe
-from .fairseq_report import run_with_report
+from .epoch_length import updates_per_epoch
+from .fairseq_commands import run_training, train_command
+from .language_pairs import data_bin_pair
 from .sbatch_script import sbatch_script
 from .script_options import (
     Refused,
     ScriptHelpFormatter,
     check_folder_name,
+    check_outside_corpus,
     one_of,
     positive,
     whole,
     wrapper_name,
 )
-from .schedules import (
-    MODELS,
-    SCHEDULES,
-    SIZES,
-    data_bin_variant,
-    default_schedule,
-    model_flags,
-    schedule as schedule_values,
-)
-from .training_progress import Progress
+from .schedules import SCHEDULES, schedule as schedule_values
+from .training_printout import log_interval as logged_every, print_schedule
 
-OPTIONS_HELP = """\
-Options:
+# the dataset scripts' (examples/train-NAME.sh) way to name the model; xlpe-train's is MODEL
+MODEL_OPTION_HELP = """\
   --model M        transformer | dpe | xlpe-combination (or xlpe) | xlpe-inxl | xlpe-headxl |
                    re-encoder | re-decoder | re-both (required),
                    or a baseline: transformer-8e | transformer-10e (DPE Table 5) |
+                   transformer-deep (2 encoder layers more than the size's) |
                    encoder-free | encoder-free-inxl | encoder-free-nopos |
                    encoder-free-relpe | lstm (XL PE Table 4) | relpe | rope | alibi | t5-bias
                    (position baselines: Shaw et al. 2018, RoPE, ALiBi, T5's bias)
+"""
+OPTIONS_HELP = """\
   --size S         one of the dataset's sizes
   --gpus N         GPUs on this node (default --gpus 1); N > 1 trains with DDP, fairseq
                    spawning one process per GPU (--distributed-world-size N). With --sbatch:
@@ -94,9 +102,10 @@ Options:
                    initialization (--distributed-port); submit it with
                    `sbatch [--partition P --time T ...] SCRIPT` (docs/cluster.md)
   --fp16 | --bf16  mixed precision
-  --schedule S     dpe-iwslt | dpe | re | xlpe: whose paper's schedule (optimization, batch,
-                   checkpoints, and what xlpe-evaluate decodes with). Default: dpe-iwslt at the
-                   small size, else the model's paper
+  --schedule S     dpe-iwslt | dpe | re | xlpe | demo: whose paper's schedule (optimization,
+                   batch, checkpoints, and what xlpe-evaluate decodes with), or the demo's.
+                   Default: dpe-iwslt at the small size, demo at the demo size, else the
+                   model's paper
   --update-freq K  accumulate K batches per update (default: the paper's batch, its GPUs
                    x --max-tokens, over --gpus)
   --max-update U | --warmup N | --lr LR | --max-tokens T   override the schedule's value;
@@ -121,29 +130,27 @@ under its own; after training, SAVE_DIR/provenance.json records model, size, sch
 (docs/input-rules.md, "Provenance").
 """
 
-TRAIN_USAGE = "MODEL DATA_DIR CHECKPOINT_DIR [--size small|base|big] [options]"
+TRAIN_USAGE = "MODEL DATA_DIR CHECKPOINT_DIR [--size small|base|big|demo] [options]"
 SHARE_FLAGS = {"all": "--share-all-embeddings", "decoder": "--share-decoder-input-output-embed"}
 VALUE_OPTIONS = ("--model", "--size", "--schedule", "--gpus", "--nodes", "--update-freq",
                  "--max-update", "--warmup", "--lr", "--max-tokens", "--save-dir")
 COUNT_OPTIONS = ("--gpus", "--nodes", "--update-freq", "--max-update", "--warmup",
                  "--max-tokens")
-# fairseq's --log-interval default: a shorter checkpoint interval logs (and shows progress)
-# at each checkpoint
-LOG_INTERVAL = 100
 
 
 def help_parser(prog, recipe):
     """The parser that prints --help (the options themselves are read by ``read_options``,
     which passes xlpe-train's unknown ones on to fairseq-train)."""
     if recipe is None:
-        usage, description = f"%(prog)s {TRAIN_USAGE}", __doc__
+        usage, description, options = f"%(prog)s {TRAIN_USAGE}", __doc__, OPTIONS_HELP
     else:
         summary, _, example = recipe.description.partition("\n\n")
         usage = f"%(prog)s {recipe.usage}"
         description = "\n\n".join(filter(None, [textwrap.fill(summary, 94), example]))
+        options = MODEL_OPTION_HELP + OPTIONS_HELP
     return argparse.ArgumentParser(prog=prog, usage=usage, description=description,
-                                   epilog=OPTIONS_HELP, formatter_class=ScriptHelpFormatter,
-                                   add_help=False)
+                                   epilog="Options:\n" + options,
+                                   formatter_class=ScriptHelpFormatter, add_help=False)
 
 
 def read_options(argv, pass_unknown):
@@ -187,50 +194,48 @@ def read_options(argv, pass_unknown):
     return options
 
 
-def device_label(world):
-    """What trains, for the printout: fairseq trains on the CPU where no GPU is visible."""
-    if world == 1 and (not os.path.exists("/dev/nvidiactl")
-                       or os.environ.get("CUDA_VISIBLE_DEVICES") == ""):
-        return "the CPU"
-    return f"{world} GPU(s)"
-
-
 def corpus_of_train_sh(prog, argv):
     """xlpe-train MODEL DATA_DIR CHECKPOINT_DIR: the corpus found from DATA_DIR (its
     data-bin, the languages of its file names, whether its dictionary is joined); returns
     (corpus, the options for ``train``)."""
     if "" in argv[:3]:
         which = ("MODEL", "DATA_DIR", "CHECKPOINT_DIR")[argv.index("")]
-        raise Refused(f"{os.path.basename(prog)}: '' is not a {which}: an empty operand (an "
+        raise Refused(f"'' is not a {which}: an empty operand (an "
                       "unset variable?)", 2)
     if len(argv) < 3 or any(word.startswith("-") for word in argv[:3]):
-        raise Refused(f"usage: {prog} {TRAIN_USAGE}\nMODEL: transformer xlpe-inxl xlpe-headxl "
-                      "xlpe-combination dpe re-encoder re-decoder re-both", 2)
+        raise Refused(f"usage: {prog} {TRAIN_USAGE} (MODEL: transformer xlpe-inxl xlpe-headxl "
+                      "xlpe-combination dpe re-encoder re-decoder re-both)", 2)
     model, data_bin, save_dir = argv[:3]
+    options = argv[3:argv.index("--")] if "--" in argv else argv[3:]
+    if "--model" in options:
+        # one way to name the model: the first operand
+        raise Refused(f"the model is the first operand, not --model: {prog} {TRAIN_USAGE}", 2)
     # links resolved: OUT is the folder above the data-bin itself, not above a link to it
     data_bin = os.path.realpath(data_bin)
     if os.path.isdir(os.path.join(data_bin, "data-bin")):
         data_bin = os.path.join(data_bin, "data-bin")
     parent = os.path.dirname(data_bin)
+    # a corpus still being prepared lacks its files: the preparation is named, not them
+    for folder in dict.fromkeys((data_bin, parent)):
+        check_not_written(folder, "the corpus (OUT)")
     if (not os.path.isdir(os.path.join(data_bin, "text"))
             and os.path.isdir(os.path.join(parent, "text"))
             and os.path.basename(data_bin) in ("text", "dpe", "xlpe")):
         # one variant given: each model picks its own variant under the folder above
         raise Refused(f"{data_bin} is one variant of the data-bin: pass {parent}, the folder "
-                      f"above, from which {model} reads {data_bin_variant(model)}", 2)
+                      f"above, from which {model} reads {variant(model)}", 2)
     text = os.path.join(data_bin, "text")
     if not os.path.isdir(text):
         raise Refused(f"{text}: no such folder; is {data_bin} the data-bin of "
                       "xlpe-prepare?", 1)
     # the pair from fairseq-preprocess's file names, train.SRC-TGT.SRC.idx
-    pairs = sorted(name.split(".")[1] for name in os.listdir(text)
-                   if re.fullmatch(r"train\.[^.]*-[^.]*(\..*)?\.idx", name))
-    if not pairs:
+    pair = data_bin_pair(text)
+    if not pair:
         raise Refused(f"{text}: no train.SRC-TGT.*.idx (fairseq-preprocess output)", 1)
-    src, tgt = pairs[0].rpartition("-")[0], pairs[0].partition("-")[2]
+    src, tgt = pair
     dictionaries = [os.path.join(text, f"dict.{lang}.txt") for lang in (src, tgt)]
     corpus = SimpleNamespace(data=parent, data_bin=data_bin, dataset=os.path.basename(parent),
-                             src=src, tgt=tgt, sizes=SIZES, pass_unknown=True,
+                             src=src, tgt=tgt, sizes=TRAIN_SIZES, pass_unknown=True,
                              share="all" if same_content(*dictionaries) else "decoder")
     return corpus, ["--model", model, "--save-dir", save_dir, *argv[3:]]
 
@@ -245,6 +250,10 @@ def same_content(first, second):
 
 def train(argv, prog, recipe_name):
     name = os.path.basename(prog)
+    # the command again, without --restart: what goes on from the checkpoints it saves
+    given = argv[:argv.index("--")] if "--" in argv else argv
+    resume = shlex.join([prog, *[word for word in given if word != "--restart"],
+                         *argv[len(given):]])
     recipe = RECIPES[recipe_name] if recipe_name else None
     if "-h" in argv or "--help" in argv:
         help_parser(prog, recipe).print_help()
@@ -257,17 +266,18 @@ def train(argv, prog, recipe_name):
         raise Refused(f"--size must be one of: {' '.join(corpus.sizes)}", 2)
     model = options.model
     if not model:
-        raise Refused(f"--model is required: {' '.join(MODELS)}", 2)
+        raise Refused(f"--model is required: {' '.join(TRAIN_MODELS)}", 2)
     gpus, nodes = int(options.gpus), int(options.nodes)
     if nodes > 1 and not options.sbatch:
         raise Refused(f"--nodes {nodes}: several nodes train through SLURM; add --sbatch", 2)
     if gpus > 1 and not options.dry_run and not options.sbatch:
         check_gpus(options.gpus)
-    flags = model_flags(size, model)
-    if flags is None:
-        raise Refused(f"unknown model '{model}': {' '.join(MODELS)}", 2)
-    schedule = options.schedule or default_schedule(size, model)
+    model_flags = flags(model, size)
+    if model_flags is None:
+        raise Refused(f"unknown model '{model}': {' '.join(TRAIN_MODELS)}", 2)
+    schedule = options.schedule or default_schedule(model, size)
     values = schedule_values(schedule, size, corpus.tgt)
+    paper_tokens = values.max_tokens
     shortened = shorten(values, options)
     world = nodes * gpus
     cpu = "--cpu" in options.extra
@@ -278,35 +288,21 @@ def train(argv, prog, recipe_name):
     # fewer GPUs than the paper's accumulate gradients to keep its batch size
     update_freq = int(options.update_freq or -(-values.batch_gpus // world))
     save_dir = options.save_dir or f"checkpoints/{corpus.dataset}/{model}-{size}"
-    data_bin = os.path.join(corpus.data_bin, data_bin_variant(model))
-    log_interval = min(LOG_INTERVAL, values.interval)
-    # --required-batch-size-multiple 1: fairseq drops the last batch of a split unless its
-    # size is a multiple of this (8), and with it all of a split under 8 sentences
-    command = [
-        "fairseq-train", data_bin, "--user-dir", PLUGIN_DIR, "--task", "translation_reorder",
-        "--source-lang", corpus.src, "--target-lang", corpus.tgt,
-        "--criterion", "label_smoothed_cross_entropy_with_order", "--label-smoothing", "0.1",
-        *flags, SHARE_FLAGS[corpus.share],
-        "--optimizer", "adam", "--adam-betas", "(0.9, 0.98)", "--clip-norm", "0.0",
-        "--lr", values.lr, "--lr-scheduler", "inverse_sqrt",
-        "--warmup-updates", str(values.warmup), "--warmup-init-lr", "1e-07",
-        "--dropout", values.dropout, "--weight-decay", values.weight_decay,
-        "--max-tokens", str(values.max_tokens), "--max-update", str(values.max_update),
-        "--save-interval-updates", str(values.interval),
-        "--validate-interval-updates", str(values.interval),
-        "--keep-interval-updates", str(values.keep), "--no-epoch-checkpoints",
-        "--required-batch-size-multiple", "1", *values.extra,
-        "--update-freq", str(update_freq), "--distributed-world-size", str(world),
-        "--save-dir", save_dir, "--log-format", "simple", "--log-interval", str(log_interval),
-        *options.precision, *distributed, *options.extra,
-    ]
+    data_bin = os.path.join(corpus.data_bin, variant(model))
+    log_interval = logged_every(world, values.interval, cpu)
+    command = train_command(data_bin, corpus.src, corpus.tgt, model_flags,
+                            SHARE_FLAGS[corpus.share], values, save_dir, update_freq, world,
+                            log_interval, [*options.precision, *distributed, *options.extra])
     # the folders reach fairseq-train as they are named, and no shell: refused only where
     # fairseq cannot take the name
     for path, what in ((corpus.data, "the corpus (OUT)"),
                        (save_dir, "the checkpoints (CHECKPOINT_DIR)")):
         check_folder_name(path, what)
+    check_outside_corpus(save_dir, corpus.data, "CHECKPOINT_DIR")
+    per_epoch = updates_per_epoch(data_bin, corpus.src, corpus.tgt, values.max_tokens, world,
+                                  update_freq, values.max_update)
     print_schedule(model, size, schedule, values, shortened, world, update_freq, log_interval,
-                   options.extra)
+                   options.extra, paper_tokens, per_epoch)
     if options.dry_run:
         print(shlex.join(command))
         return
@@ -314,8 +310,14 @@ def train(argv, prog, recipe_name):
     if not os.path.exists(dictionary):
         raise Refused(f"{dictionary}: no such file; run the data_prep recipe into {corpus.data} "
                       "first", 1)
+    # positions an XL PE model reads in every split, which an OUT prepared without the
+    # preorderer lacks on purpose: refused here, not once a cluster job has started
+    unprepared = positions_note(data_bin, "valid") if variant(model) == "xlpe" else None
+    if unprepared:
+        raise Refused(unprepared, 1)
     run = SimpleNamespace(name=name, model=model, size=size, schedule=schedule,
-                          save_dir=save_dir, data_bin=data_bin, command=command)
+                          save_dir=save_dir, data_bin=data_bin, command=command, resume=resume,
+                          log_interval=log_interval)
     if options.sbatch:
         # the corpus checked now, on the machine that submits
         check_corpus(corpus.data, data_bin, name)
@@ -323,13 +325,10 @@ def train(argv, prog, recipe_name):
         return
     # --restart sets the earlier run aside: this one starts afresh
     schedule_first = options.restart or earlier_run(run)
-    try:
-        # the data-bin as prepared (OUT's record), read while no preparation rewrites it
-        claim_folder(corpus.data, "read", "the corpus (OUT)", name)
-        check_corpus(corpus.data, data_bin, name)
-        claim_folder(save_dir, "write", "the checkpoints (CHECKPOINT_DIR)", name)
-    except FolderInUse as err:
-        raise Refused(f"{name}: {err}", 1) from None
+    # the data-bin as prepared (OUT's record), read while no preparation rewrites it
+    claim_folder(corpus.data, "read", "the corpus (OUT)", name)
+    check_corpus(corpus.data, data_bin, name)
+    claim_folder(save_dir, "write", "the checkpoints (CHECKPOINT_DIR)", name)
     if options.restart:
         set_aside_run(save_dir, name)
     train_into(run, values.max_update, schedule_first)
@@ -370,38 +369,6 @@ def shorten(values, options):
     return shortened
 
 
-def print_schedule(model, size, schedule, values, shortened, world, update_freq, log_interval,
-                   extra):
-    """The effective schedule, on stderr, so that --dry-run prints nothing but the command on
-    stdout."""
-    # what xlpe-evaluate will find: the checkpoints of every interval, ``keep`` of them kept
-    saved = min(values.max_update // values.interval, values.keep)
-    evaluation = (f"the last {values.average} checkpoints averaged" if values.average > 0
-                  else "the checkpoint with the best dev BLEU")
-    if values.average > saved:
-        evaluation = (f"the {saved} checkpoints saved averaged, not {values.average}"
-                      if saved >= 2 else "checkpoint_best.pt (fewer than 2 checkpoints saved)")
-    # the model first: the schedule is borrowed from a paper, often not the model's own
-    lines = [f"training {model}, size {size}, on the schedule {schedule} (from "
-             f"{values.source}):"]
-    if shortened:
-        lines.append(shortened)
-    lines += [
-        f"  {values.max_update} updates, warmup {values.warmup}, lr {values.lr}, dropout "
-        f"{values.dropout}; a batch of {values.max_tokens} tokens x {world * update_freq} "
-        f"({device_label(world)} x update-freq {update_freq}; the paper's: x "
-        f"{values.batch_gpus})",
-        f"  validation and a checkpoint every {values.interval} updates; xlpe-evaluate: "
-        f"{evaluation}, beam {values.beam}, lenpen {values.lenpen}",
-    ]
-    if log_interval < LOG_INTERVAL:
-        lines.append(f"  fairseq logs, and the progress is shown, every {log_interval} updates "
-                     f"(--log-interval {log_interval}, the checkpoint interval)")
-    if extra:
-        lines.append(f"  then, overriding any of these: {' '.join(extra)}")
-    print("\n".join(lines), file=sys.stderr)
-
-
 def check_corpus(data, data_bin, name):
     for warning in verify_corpus(data, os.path.basename(data_bin)):
         print(f"{name}: warning: {warning}", file=sys.stderr)
@@ -409,15 +376,13 @@ def check_corpus(data, data_bin, name):
 
 def train_into(run, max_update, schedule_first):
     """fairseq-train into SAVE_DIR, with its records: schedule.env before training where
-    ``schedule_first``, and again, then provenance.json, once it ended well."""
+    ``schedule_first``, and again, then provenance.json, once it ended well; the progress
+    on stderr, the checkpoints kept as checkpoint_keeping says, and on a stop before the
+    end, what was saved and the command that resumes."""
     schedule_env = os.path.join(run.save_dir, "schedule.env")
     if schedule_first:
         write_schedule(schedule_env, run.schedule, run.model)
-    # a progress line on stderr at each of fairseq-train's log lines
-    status = run_with_report(run.command, os.path.join(run.save_dir, "train.log"),
-                             Progress(max_update, run.name).read)
-    if status:
-        raise SystemExit(status if status > 0 else 128 - status)
+    run_training(run.command, run.save_dir, max_update, run.name, run.resume)
     write_schedule(schedule_env, run.schedule, run.model)
     record_training(run.save_dir, run.data_bin, run.model, run.size, run.schedule, run.command)
 

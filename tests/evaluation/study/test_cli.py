@@ -19,9 +19,9 @@ from types import SimpleNamespace
 import pytest
 import sacrebleu
 
-from test_cli_end_to_end import TINY_MODEL, binarize_positions, binarized_corpus, linked_data_bin
-from test_hostile_input import assert_processes_end
-from warm_python import run_module
+from support.fairseq_commands import TINY_MODEL, binarize_positions, binarized_corpus, linked_data_bin
+from support.interrupted_runs import assert_processes_end
+from warm_python import real_processes, run_module
 from xlpe_fairseq.evaluation.study.cli import build_parser
 from xlpe_fairseq.evaluation.study.plan import Study
 from xlpe_fairseq.evaluation.study.profiles import PROFILES
@@ -144,7 +144,7 @@ def test_sigterm_stops_the_study_and_its_running_trainings(corpus, tmp_path, rec
     args = study_args(corpus, tmp_path / "work", "--jobs", "2")
     args[args.index("--updates") + 1] = "100000"
     study = subprocess.Popen([sys.executable, "-m", "xlpe_fairseq.evaluation.study", *args],
-                             stderr=subprocess.PIPE, text=True)
+                             stderr=subprocess.PIPE, text=True, env=real_processes(os.environ))
     send = (study.send_signal if receiver == "process"
             else lambda signum: signal_a_worker_thread(study.pid, signum))
     try:
@@ -173,6 +173,60 @@ def stopped_by_sigterm(study, send):
         "xlpe-study: stopped by SIGTERM after 0 of 4 runs; the same command resumes the others "
         "from their last checkpoints"), "a stopped study must say how to resume it: " + stderr[-500:]
     assert_processes_end(trainings, "trainings")
+
+
+def end_process_tree(process):
+    """SIGTERM a study (it ends its trainings), SIGKILL what is left after a minute."""
+    if process.poll() is None:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            for pid in child_processes(process.pid):
+                os.kill(pid, signal.SIGKILL)
+            process.kill()
+            process.communicate()
+
+
+def test_a_second_command_on_a_training_study_tells_the_progress_and_never_trains(corpus,
+                                                                                    tmp_path):
+    """The same command again while the study trains (as one does to see how far it is) must
+    not train the same runs a second time into the same folders: it tells each run's
+    progress and refuses in one line that names the running study."""
+    work = tmp_path / "work"
+    args = study_args(corpus, work)
+    args[args.index("--updates") + 1] = "100000"
+    command = [sys.executable, "-m", "xlpe_fairseq.evaluation.study", *args]
+    env = real_processes(os.environ)  # its trainings are its children; the lock names its pid
+    first = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, env=env)
+    second = None
+    try:
+        deadline = time.monotonic() + 300
+        log = work / "runs" / "transformer" / "seed1" / "train.log"
+        while not (log.exists() and child_processes(first.pid)) and first.poll() is None:
+            assert time.monotonic() < deadline, "the first study started no training in 300 s"
+            time.sleep(0.2)
+        trainings = child_processes(first.pid)
+        assert len(trainings) == 1, f"one training expected (--jobs 1), found {trainings}"
+        second = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, env=env)
+        try:
+            stderr = second.communicate(timeout=120)[1]
+        except subprocess.TimeoutExpired:
+            pytest.fail("the second command did not end in 120 s: it trains the study's runs "
+                        f"again (its processes: {child_processes(second.pid)})")
+        assert second.returncode == 1, stderr[-3000:]
+        lines = stderr.strip().splitlines()
+        assert lines[-1].startswith(f"xlpe-study: error: {work} is in use by another run "
+                                    f"(pid {first.pid}, xlpe-study write"), lines[-1]
+        assert "xlpe-study: transformer seed 1: training, update " in stderr, stderr
+        assert "xlpe-study: dpe seed 2: waiting" in stderr, stderr
+        assert "xlpe-study: 0 done, 1 training, 0 evaluating, 3 waiting" in stderr, stderr
+        assert child_processes(first.pid) == trainings and not \
+            (work / "runs" / "transformer" / "seed2").exists(), "a second training was started"
+    finally:
+        for process in (second, first):
+            if process:
+                end_process_tree(process)
 
 
 def test_xlpe_models_need_a_data_bin_with_positions(corpus, tmp_path):

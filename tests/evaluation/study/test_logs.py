@@ -2,6 +2,7 @@
 statistics."""
 from xlpe_fairseq.evaluation.study.logs import (
     input_diagnostics,
+    last_update,
     order_diagnostics,
     validation_curve,
 )
@@ -17,6 +18,21 @@ def test_validation_curve_reads_fairseq_simple_log(tmp_path):
         "2026-11-23 | INFO | valid | epoch 002 | valid on 'valid' subset | loss 6.25 | "
         "nll_loss 6.0 | ppl 64 | wps 100 | wpb 50 | bsz 4 | num_updates 6 | best_loss 6.25\n")
     assert validation_curve(log) == {3: 7.1, 6: 6.0}, "the NLL, which every model reports alike"
+
+
+def test_last_update_is_the_logs_last_count_resumes_included(tmp_path):
+    """What a second xlpe-study tells of a run in training: the last update its log gives, in
+    interval lines, summaries and a resume's "@ N updates"."""
+    log = tmp_path / "train.log"
+    assert last_update(log) == 0, "no log yet: update 0"
+    log.write_text("2026-11-23 | INFO | fairseq_cli.train | training on 1 devices (GPUs/TPUs)\n")
+    assert last_update(log) == 0
+    log.write_text(
+        "2026-11-23 | INFO | train_inner | epoch 001:     40 / 120 loss=9.1, num_updates=40\n"
+        "2026-11-23 | INFO | train | epoch 001 | loss 8.0 | num_updates 120\n"
+        "2026-11-23 | INFO | fairseq.trainer | Loaded checkpoint ck/checkpoint_last.pt "
+        "(epoch 2 @ 100 updates)\n")
+    assert last_update(log) == 100, "a resume from update 100 is at update 100"
 
 
 def test_order_diagnostics_of_a_log_written_before_the_pairwise_share(tmp_path):

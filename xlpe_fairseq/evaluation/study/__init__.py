@@ -35,7 +35,9 @@ one baseline. DPE trains on the data-bin's order targets, or on a position set's
 
 Runs live in ``WORK/runs/MODEL/seedS``. A finished run (``result.json``) is not trained again;
 an interrupted one resumes from its ``checkpoint_last.pt`` (fairseq-train's own resume). A
-work folder remembers its settings and refuses a rerun with other ones. Each result records the
+work folder remembers its settings and refuses a rerun with other ones. One command at a time
+works in a work folder (its lock, ``WORK/.xlpe-lock``): the same command again while a study
+trains tells each run's progress and refuses, naming the running one. Each result records the
 options its checkpoint was trained with, defaults included (``options`` in ``report.json``), and
 a row whose seeds differ in any is refused: a code default changed between them, which the
 commands do not show. Progress lines give the

@@ -23,25 +23,29 @@ from ...io import (
     run_command,
     shell_words,
 )
+from ...io.locks import FolderInUse, claim_folder
 from ..bleu import add_tokenize_argument, bleu_tokenizer, detokenize
 from .devices import placement
 from .plan import Study
 from .profiles import MODEL_NAMES, PROFILES
 from .report import write_report
-from .runs import finished, run_pending
-from .slurm import sbatch_options, submit_study
+from .runs import finished, print_progress, run_pending
+from .slurm import check_launcher, refuse_jobs_in_flight, sbatch_options, submit_study
 
 
 def run_study(args):
     study = Study(args)
     # --gpus-per-run above the GPUs this machine shows is refused before anything is written
     gpus = placement(study) if args.launcher == "local" else None
+    if args.launcher == "slurm":
+        check_launcher()  # srun, sbatch and a working squeue, before the work folder is written
     bleu_tokenizer(args.target_lang, args.tokenize)  # a missing extra fails now, not after training
     require_files([args.reference] + ([args.gold, args.source_bpe, args.target_bpe]
                                       if args.gold else []))
     for model in args.models:
         study.flags(model)
         study.train_command(model, args.seeds[0])  # what it refuses, it refuses before training
+        study.check_positions(model)
         for _, test_positions in study.evaluations(model):
             study.data_bin(model, test_positions)
     # read before the work folder is made; the gold and BPE text, which xlpe-aer reads only
@@ -54,11 +58,20 @@ def run_study(args):
     for data_bin in sorted({study.data_bin(model, name) for model in args.models
                             for _, name in study.evaluations(model)}):
         study.check_test_split(data_bin, args.reference, len(references))
+    runs = [(model, seed) for model in args.models for seed in args.seeds]
+    # one command at a time trains a study's runs (a SLURM study's command holds the folder
+    # only while it submits); another one tells their progress and refuses
+    try:
+        claim_folder(args.work, "write", "the study's runs and report (--work)", "xlpe-study")
+    except FolderInUse:
+        print_progress(study, runs)
+        raise
+    if args.launcher == "local":
+        refuse_jobs_in_flight(study, [run for run in runs if not finished(study, *run)])
     study.check_settings()
     if args.tokenized_reference:
-        references = detokenize(references, args.target_lang)
+        references = detokenize(references)
 
-    runs = [(model, seed) for model in args.models for seed in args.seeds]
     if args.launcher == "slurm":
         if not submit_study(study, runs, references):
             print("xlpe-study: the report comes when every run is done; the same command "
@@ -73,6 +86,29 @@ def run_study(args):
         run_pending(study, pending, references, jobs, gpus)
     write_report(study, args.models, args.seeds, references)
     print((study.work / "report.md").read_text(encoding="utf-8"), end="")
+
+
+# options whose value is a string of further options, which may be one word starting with "-"
+OPTION_STRINGS = ("--train-args", "--generate-args", "--sbatch-args")
+
+
+class StudyParser(argparse.ArgumentParser):
+    """argparse takes a word that starts with "-" and has no space for an option, never for
+    a value, so ``--sbatch-args "--comment=x"`` would be refused (only ``--sbatch-args=...``
+    passed). The options whose value is a string of further options take such a word as
+    their value, unless it is one of xlpe-study's own options (the value forgotten)."""
+
+    def parse_known_args(self, args=None, namespace=None):
+        words = iter(sys.argv[1:] if args is None else args)
+        joined = []
+        for word in words:
+            value = next(words, None) if word in OPTION_STRINGS else None
+            if value is not None and value.startswith("-") and \
+                    value not in self._option_string_actions:
+                joined.append(f"{word}={value}")
+            else:
+                joined += [word] if value is None else [word, value]
+        return super().parse_known_args(joined, namespace)
 
 
 def position_set(text):
@@ -94,8 +130,8 @@ def variant(text):
 
 
 def build_parser():
-    parser = argparse.ArgumentParser(prog="xlpe-study", description=__doc__.splitlines()[0],
-                                     formatter_class=HelpFormatter)
+    parser = StudyParser(prog="xlpe-study", description=__doc__.splitlines()[0],
+                         formatter_class=HelpFormatter)
     parser.add_argument("--data-bin", required=True, help="fairseq data-bin of the pair")
     parser.add_argument("--xlpe-data-bin",
                         help="data-bin with reorder positions for every split (XL PE models)")
@@ -117,7 +153,8 @@ def build_parser():
     parser.add_argument("--target-lang", required=True)
     parser.add_argument("--reference", required=True, help="test reference, one sentence a line")
     parser.add_argument("--tokenized-reference", action="store_true",
-                        help="the reference is Moses-tokenized: detokenize it like the hypotheses")
+                        help="the reference is tokenized (xlpe-tokenize): detokenize it like the "
+                        "hypotheses")
     add_tokenize_argument(parser)
     parser.add_argument("--models", nargs="+", default=["transformer", "dpe"],
                         help=f"models to train (default: transformer dpe); any of "
@@ -173,8 +210,8 @@ def build_parser():
                          help="sbatch --mem (default: the cluster's)")
     cluster.add_argument("--sbatch-args", type=sbatch_options, default="",
                          help="further sbatch options, one string of --name=value and --name "
-                         "words, e.g. '--account=nmt --qos=high'; a single one as "
-                         "--sbatch-args=--qos=high (they win over the options above)")
+                         "words, e.g. '--account=nmt --qos=high' or '--comment=x' (they win "
+                         "over the options above)")
     parser.add_argument("--checkpoint", choices=["last", "best", "average"], default="last",
                         help="checkpoint each run is evaluated with: last; best (lowest valid "
                         "loss; every validation then saves a checkpoint, as fairseq updates "

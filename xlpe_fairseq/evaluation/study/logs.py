@@ -1,5 +1,5 @@
-"""What a run's fairseq-train log tells: the validation curve and the criterion's diagnostics
-(DPE's order, InXL's input)."""
+"""What a run's fairseq-train log tells: the validation curve, the criterion's diagnostics
+(DPE's order, InXL's input), and how far the training has come."""
 import re
 
 
@@ -11,6 +11,8 @@ VALID_LINE = re.compile(r"valid on '[^']*' subset \|(?P<fields>.*)")
 TRAIN_LINES = (re.compile(r"\| train_inner \| [^|]*?(?P<fields>\w+=.*)"),
                re.compile(r"\| train \| epoch \d+ \|(?P<fields>.*)"))
 FIELD = re.compile(r"(\w+)=([^,\s]+)")
+# an update count in any line: an interval's or summary's num_updates, a resume's "@ N updates"
+UPDATE = re.compile(r"num_updates[= ](\d+)|@ (\d+) updates")
 
 
 def log_fields(train_log, *patterns):
@@ -27,6 +29,20 @@ def log_fields(train_log, *patterns):
             else:
                 yield dict(field.strip().split(" ", 1) for field in fields.split("|")
                            if " " in field.strip())
+
+
+def last_update(train_log):
+    """The last update count fairseq-train's log gives (0 before its first, or without a
+    log): where a run is, within the log interval."""
+    update = 0
+    try:
+        with open(train_log, encoding="utf-8", errors="replace") as f:
+            for line in f:
+                for logged, resumed in UPDATE.findall(line):
+                    update = int(logged or resumed)
+    except FileNotFoundError:
+        pass
+    return update
 
 
 def validation_curve(train_log):

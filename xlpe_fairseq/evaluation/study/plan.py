@@ -10,9 +10,11 @@ import shlex
 import sys
 from pathlib import Path
 
+from ...data.positions_note import positions_note
 from ...io import InputError, atomic_output, count_lines
+from ...model_registry import learns_order
 from ...user_dir import PLUGIN_DIR
-from .profiles import PROFILES, learns_order, model_flags, profile_settings
+from .profiles import PROFILES, model_flags, profile_settings
 
 
 def model_and_set(model):
@@ -108,7 +110,7 @@ class Study:
         if not self.reads_positions(model):
             if not trained_on:
                 return self.args.data_bin
-            if not learns_order(self.flags(model)[0]):
+            if not learns_order(base):
                 raise InputError(f"{model}: {base} reads no reorder positions, so it cannot "
                                  "train on a position set")
         name = test_positions or trained_on
@@ -119,7 +121,7 @@ class Study:
             return self.positions[name]
         if not self.args.xlpe_data_bin:
             raise InputError(f"{model} reads reorder positions in every split: give "
-                             "--xlpe-data-bin (e.g. data_prep/prepare-bible-he-en.sh --xlpe)")
+                             "--xlpe-data-bin (e.g. OUT/data-bin/xlpe of xlpe-prepare)")
         return self.args.xlpe_data_bin
 
     def evaluations(self, model):
@@ -137,6 +139,25 @@ class Study:
         if test_positions and test_positions == self.nbest_set:
             return ["--preorderer", self.preorderer, "--preorderer-nbest", str(self.nbest)]
         return []
+
+    def check_positions(self, model):
+        """InputError unless the data-bin ``model`` trains on holds the reorder positions it
+        learns from (DPE's order targets, in train) or reads (XL PE's, in train and valid):
+        found before any training, not once the row's training has started."""
+        reads = self.reads_positions(model)
+        if (not reads and not learns_order(self.definition(model)[0])) or "--preorderer" in shlex.split(
+                self.args.train_args):
+            return
+        data_bin = self.data_bin(model)
+        pair = f"{self.args.source_lang}-{self.args.target_lang}"
+        for split in ("train", "valid") if reads else ("train",):
+            note = positions_note(data_bin, split)
+            index = os.path.join(data_bin, f"{split}.reorder.{pair}.idx")
+            if note or not os.path.isfile(index):
+                raise InputError(note or f"{index}: no such file; {model} trains on the reorder "
+                                 f"positions of the {split} split, which {data_bin} lacks (give "
+                                 "a data-bin with them, e.g. xlpe-prepare's data-bin/dpe or "
+                                 "data-bin/xlpe)")
 
     def check_test_split(self, data_bin, reference, lines):
         """InputError unless ``data_bin`` holds the split to decode with a sentence for each of

@@ -1,9 +1,12 @@
-"""The study's profiles (shared training settings) and each model's fairseq-train flags."""
+"""The study's profiles (shared training settings) and each model's fairseq-train flags (the
+model registry's at the profile's size)."""
 from ...io import InputError
+from ...model_registry import MODELS, STUDY_MODELS, flags, reads_positions
 
 
 # Training settings per profile: fairseq-train options without data, languages, architecture,
-# seed, budget or device. ``cpu-demo`` is examples/demo_settings.sh (a test keeps them equal).
+# seed, budget or device. ``cpu-demo`` is the demo size's dimensions and the demo schedule's
+# optimization (a test keeps them equal), as the demo trained before it went through xlpe-train.
 PROFILES = {
     "cpu-demo": {
         "settings": [
@@ -18,8 +21,7 @@ PROFILES = {
             "--no-epoch-checkpoints", "--log-format", "simple", "--log-interval", "50",
             "--num-workers", "0",
         ],
-        "embed_dim": 128, "encoder_layers": 2, "heads": 4, "order_lambda": 0.5, "updates": 500,
-        "validate_every": 100, "device": ["--cpu"], "generate_device": ["--cpu"],
+        "size": "cpu-demo", "updates": 500, "validate_every": 100, "device": ["--cpu"], "generate_device": ["--cpu"],
     },
     # fairseq's IWSLT'14 preset (transformer_iwslt_de_en: 512/1024, 6+6 layers, 4 heads), not
     # the smaller model of this project's IWSLT'14 recipes (256/1024, 2+2, 2 heads, lr 5e-4,
@@ -38,67 +40,29 @@ PROFILES = {
             "--max-tokens", "8192", "--no-epoch-checkpoints", "--log-format", "simple",
             "--log-interval", "100", "--num-workers", "2",
         ],
-        "embed_dim": 512, "encoder_layers": 6, "heads": 4, "order_lambda": 0.3, "updates": 4000,
-        "validate_every": 500, "device": ["--fp16"], "generate_device": ["--fp16"],
+        "size": "gpu-iwslt", "updates": 4000, "validate_every": 500, "device": ["--fp16"],
+        "generate_device": ["--fp16"],
     },
 }
 
 
 def model_flags(name, profile):
-    """fairseq-train options that make ``name`` out of the profile's shared settings.
+    """fairseq-train options that make ``name`` out of the profile's shared settings (the
+    model registry's flags at the profile's size).
 
     Returns ``(options, reads_positions)``; ``reads_positions`` models (XL PE) train and
     decode on the data-bin with reorder positions for every split.
     """
-    heads = profile["heads"]
-    width = str(profile["embed_dim"])
-    xlpe_heads = str(max(1, heads // 4))  # the paper's best share: 4 of 16 heads
-    table = {
-        "transformer": (["--arch", "transformer"], False),
-        "dpe": (["--arch", "transformer_dpe", "--order-lambda", str(profile["order_lambda"])],
-                False),
-        "re-encoder": (["--arch", "transformer_reorder_emb", "--reorder-emb", "encoder"], False),
-        "re-decoder": (["--arch", "transformer_reorder_emb", "--reorder-emb", "decoder"], False),
-        "re-both": (["--arch", "transformer_reorder_emb", "--reorder-emb", "both"], False),
-        "xlpe-inxl": (["--arch", "transformer_xlpe", "--xlpe-mode", "inxl"], True),
-        "xlpe-headxl": (["--arch", "transformer_xlpe", "--xlpe-mode", "headxl",
-                         "--xlpe-heads", xlpe_heads], True),
-        "xlpe-combination": (["--arch", "transformer_xlpe", "--xlpe-mode", "combination",
-                              "--xlpe-heads", xlpe_heads], True),
-        # as many encoder layers as DPE's network plus its encoder (DPE Table 5's 8E at base)
-        "transformer-deep": (["--arch", "transformer", "--encoder-layers",
-                              str(profile["encoder_layers"] + 2)], False),
-        "encoder-free": (["--arch", "transformer", "--encoder-layers", "0"], False),
-        "encoder-free-inxl": (["--arch", "transformer_xlpe", "--xlpe-mode", "inxl",
-                               "--encoder-layers", "0"], True),
-        # XL PE Table 4: no source positions, then Shaw positions in the decoder
-        "encoder-free-nopos": (["--arch", "transformer_relpe", "--encoder-layers", "0",
-                                "--relative-positions-in", "none",
-                                "--absolute-positions", "decoder"], False),
-        "encoder-free-relpe": (["--arch", "transformer_relpe", "--encoder-layers", "0",
-                                "--relative-positions-in", "decoder",
-                                "--absolute-positions", "decoder"], False),
-        "relpe": (["--arch", "transformer_relpe"], False),
-        "rope": (["--arch", "transformer_rope"], False),
-        "alibi": (["--arch", "transformer_alibi"], False),
-        "t5-bias": (["--arch", "transformer_t5_bias"], False),
-        # XL PE Table 4's LSTM at the profile's width and depth (see profile_settings)
-        "lstm": (["--arch", "lstm_6l_wmt_en_de", *[option for side in ("encoder", "decoder")
-                                                    for option in (f"--{side}-hidden-size", width)],
-                  "--decoder-out-embed-dim", width], False),
-    }
-    if name not in table:
-        raise InputError(f"unknown model {name!r}; known: {', '.join(table)}")
-    return table[name]
+    if name not in STUDY_MODELS:
+        raise InputError(f"unknown model {name!r}; known: {', '.join(STUDY_MODELS)}")
+    return flags(name, profile["size"]), reads_positions(name)
 
 
-MODEL_NAMES = ("transformer", "dpe", "re-encoder", "re-decoder", "re-both", "xlpe-inxl",
-               "xlpe-headxl", "xlpe-combination", "transformer-deep", "encoder-free",
-               "encoder-free-inxl", "encoder-free-nopos", "encoder-free-relpe", "relpe", "rope",
-               "alibi", "t5-bias", "lstm")
+MODEL_NAMES = STUDY_MODELS
 
 
-# fairseq's lstm has neither feed-forward blocks nor attention heads, and refuses their options
+# fairseq's lstm (the one model not sized as a Transformer) has neither feed-forward blocks
+# nor attention heads, and refuses their options
 TRANSFORMER_ONLY_OPTIONS = ("--encoder-ffn-embed-dim", "--encoder-attention-heads",
                             "--decoder-ffn-embed-dim", "--decoder-attention-heads")
 
@@ -106,7 +70,7 @@ TRANSFORMER_ONLY_OPTIONS = ("--encoder-ffn-embed-dim", "--encoder-attention-head
 def profile_settings(name, profile):
     """The profile's shared settings that model ``name`` accepts."""
     settings = profile["settings"]
-    if name != "lstm":
+    if MODELS[name].sized:
         return list(settings)
     kept, k = [], 0
     while k < len(settings):
@@ -116,8 +80,3 @@ def profile_settings(name, profile):
             kept.append(settings[k])
             k += 1
     return kept
-
-
-def learns_order(flags):
-    """Whether a model's fairseq-train flags make a DPE model, which trains on order targets."""
-    return flags[flags.index("--arch") + 1] == "transformer_dpe"

@@ -154,7 +154,7 @@ def write_report(study, models, seeds, references):
                 with open(result_json, encoding="utf-8") as f:
                     results[label, seed] = json.load(f)
                 hypotheses[label, seed] = detokenize(
-                    read_hypotheses(str(output), len(references)), study.args.target_lang)
+                    read_hypotheses(str(output), len(references)))
                 with atomic_output(str(hypotheses_file(study.work, model, seed,
                                                        test_positions))) as out:
                     out.writelines(line + "\n" for line in hypotheses[label, seed])

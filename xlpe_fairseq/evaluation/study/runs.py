@@ -1,4 +1,5 @@
-"""Running a study: train or resume each run, decode and score it, stop them all on SIGTERM."""
+"""Running a study: train or resume each run, decode and score it, stop them all on SIGTERM;
+where each run is, from its folder."""
 import argparse
 import contextlib
 import json
@@ -19,7 +20,7 @@ from ..bleu import bleu_tokenizer, detokenize, score
 from ..compare import generate, read_checkpoint, stored_parameter_count
 from ..generate_output import IncompleteGenerationError, read_hypotheses
 from .devices import device_environment
-from .logs import validation_curve
+from .logs import last_update, validation_curve
 
 
 def train(study, model, seed, gpus=()):
@@ -75,6 +76,31 @@ def finished(study, model, seed):
                for _, name in study.evaluations(model))
 
 
+def run_state(study, model, seed):
+    """Where a run is, from its folder alone: "done", "evaluating", "training, update N of
+    BUDGET" (the last update its log gives) or "waiting"."""
+    run_dir = study.run_dir(model, seed)
+    if finished(study, model, seed):
+        return "done"
+    if (run_dir / "trained").exists():
+        return "evaluating"
+    if (run_dir / "train.log").exists():
+        return f"training, update {last_update(run_dir / 'train.log')} of {study.updates}"
+    return "waiting"
+
+
+def print_progress(study, runs):
+    """Each run's state and their counts, on stderr: what a command that finds the study's
+    folder in use by another one (which trains the runs) tells."""
+    counts = dict.fromkeys(("done", "training", "evaluating", "waiting"), 0)
+    for model, seed in runs:
+        state = run_state(study, model, seed)
+        counts[state.partition(",")[0]] += 1
+        print(f"xlpe-study: {model} seed {seed}: {state}", file=sys.stderr)
+    print("xlpe-study: " + ", ".join(f"{count} {state}" for state, count in counts.items()),
+          file=sys.stderr, flush=True)
+
+
 def evaluate(study, model, seed, references, test_positions=None, gpus=()):
     """Translate the test split (with another set's positions, on ``gpus`` where given), score
     it, write its result."""
@@ -92,7 +118,7 @@ def evaluate(study, model, seed, references, test_positions=None, gpus=()):
     except IncompleteGenerationError as err:
         raise InputError(str(err)) from err
     state = read_checkpoint(str(checkpoint))
-    result = {"model": model, "seed": seed, **score(detokenize(hypotheses, args.target_lang),
+    result = {"model": model, "seed": seed, **score(detokenize(hypotheses),
                                                     references,
                                                     bleu_tokenizer(args.target_lang, args.tokenize)),
               "parameters": stored_parameter_count(state), "options": trained_options(state)}
