@@ -8,6 +8,7 @@ than the folder's training is refused; an unfinished training is said to be one.
 fairseq-generate is the stub of tests/support/workflow_stubs.py, and the checkpoints hold a
 training's settings and no weights; one test decodes nothing but reads a trained tiny
 checkpoint."""
+import json
 import os
 import signal
 import subprocess
@@ -270,17 +271,22 @@ def test_a_checkpoint_of_another_model_than_model_is_refused_naming_the_model_to
 def test_a_target_tokenized_when_prepared_is_scored_against_its_detokenized_reference(
         tmp_path, recipe, tokenized):
     """xlpe-prepare --tokenized en (or --lowercase): the reference copied is tokenized text,
-    which xlpe-bleu detokenizes as it detokenizes the hypotheses."""
+    which is detokenized as the hypotheses are (the stub's hypotheses are the reference's
+    tokens: "... mat ￭." detokenized is "... mat.", which only a detokenized reference
+    matches)."""
     env = stubs(tmp_path)
     out, folder = prepared(tmp_path / "out"), checkpoint_folder(tmp_path / "ck")
+    (out / "reference" / "test.en").write_text("the cat sat on the mat \uffed.\n",
+                                                    encoding="utf-8")
     (out / "recipe.env").write_text(f"SRC=fr\nTGT=en\n{recipe}RAW={out / 'raw'}\n"
                                     "TOKENIZATION=reversible\n")
     record_corpus(str(out), str(out / "raw"), "fr", "en", {}, ["prepare-corpus.sh"])
     result = evaluate(out, folder, "--average", "0", env=env)
     assert result.returncode == 0, result.stderr
-    bleu = [line for line in (tmp_path / "calls").read_text().splitlines()
-            if line.startswith("xlpe-bleu ")]
-    assert bleu and ("--tokenized-reference" in bleu[0]) == tokenized, bleu
+    assert (folder / "hypotheses-test.en").read_text(encoding="utf-8") == \
+        "the cat sat on the mat.\n"
+    scores = json.loads((folder / "bleu-test.json").read_text())
+    assert (scores["bleu"] == 100) == tokenized, f"{scores}: the reference detokenized: {tokenized}"
 
 
 def test_the_finished_trainings_command_says_what_was_given_after_a_double_dash(tmp_path):
