@@ -340,6 +340,10 @@ def _run_command(command, streams, base_path, filters, pristine, configured):
         os.close(fd)
     sys.stdin = open(0, encoding=sys.__stdin__.encoding, errors=sys.__stdin__.errors,
                      closefd=False)
+    # new streams as a fresh Python makes them: the server's knew their files as seekable or
+    # not (a file under nohup, a pipe here), and stdout buffered as a terminal's or not
+    sys.stdout = _text_stream(1, sys.__stdout__, sys.__stdout__.errors, os.isatty(1))
+    sys.stderr = _text_stream(2, sys.__stderr__, "backslashreplace", True)
     os.environ.clear()
     os.environ.update(command["env"])
     os.chdir(command["cwd"])
@@ -386,6 +390,13 @@ def _run_command(command, streams, base_path, filters, pristine, configured):
         signal.signal(signal.SIGINT, signal.SIG_DFL)
         os.kill(os.getpid(), signal.SIGINT)
     os._exit(status)
+
+
+def _text_stream(fd, like, errors, line_buffering):
+    """A text stream on ``fd`` with the encoding of ``like``, as Python opens its own."""
+    import io
+    return io.TextIOWrapper(open(fd, "wb", closefd=False), encoding=like.encoding,
+                            errors=errors, line_buffering=line_buffering)
 
 
 def _is_stand_in(path):

@@ -79,10 +79,10 @@ def prepare(*args):
 @pytest.mark.parametrize("files, args, status, message", [
     ({"train.fr": "a\nb\n", "train.en": "a\n"}, ["--src", "fr", "--tgt", "en"], 1,
      "train.fr has 2 lines, {raw}/train.en has 1"),
-    ({"train.fr": "a\n"}, ["--src", "fr", "--tgt", "en"], 1, "train.en: missing or empty"),
+    ({"train.fr": "a\n"}, ["--src", "fr", "--tgt", "en"], 1, "train.en: no such file"),
     ({}, ["--src", "fr", "--tgt", "en"], 1, "no such files"),
     ({"train.fr": "a\n", "train.en": "a\n", "valid.fr": "a\n"}, ["--src", "fr", "--tgt", "en"],
-     1, "valid.en: missing or empty"),
+     1, "valid.en: no such file"),
     ({}, ["--src", "fr"], 2, "--src and --tgt are required"),
     ({}, ["--src", "fr", "--tgt", "en", "--merges"], 2, "--merges needs a value"),
     ({}, ["--tgt", "en", "--src", "fr", "--bogus"], 2, "unknown option --bogus"),
@@ -119,6 +119,7 @@ def test_a_test_line_bpe_splits_past_the_aligner_names_the_raw_line(tmp_path):
         (raw / name).write_text(text)
     result = prepare(raw, tmp_path / "out", "--src", "fr", "--tgt", "en", "--merges", "2")
     assert result.returncode == 1, result.stderr
-    assert (f"{raw}/test.fr line 2: 1600 tokens after tokenization and BPE, more than the 1023 "
+    # 400 words of 4 characters, 2 merges: 4 tokens each, and the line's last space one more
+    assert (f"{raw}/test.fr line 2: 1601 tokens after tokenization and BPE, more than the 1023 "
             "that eflomal handles") in result.stderr, result.stderr[-2000:]
     assert "all.fr" not in result.stderr and not (tmp_path / "out" / "bpe" / "test.align").exists()

@@ -11,6 +11,7 @@ import pytest
 import torch
 
 from evaluation.tiny_checkpoints import TWO_DECODER_LAYERS, make_corpus, train
+from support.errors import assert_plugin_error
 from xlpe_fairseq.data.indexed_files import check_indexed_file
 from xlpe_fairseq.io import InputError
 
@@ -59,8 +60,12 @@ def test_token_ids_beyond_the_dictionary_are_named(tiny):
         check_indexed_file(prefix, 10, "dict.xx.txt")
 
 
-def fairseq_generate(data_bin, checkpoint):
-    command = [os.path.join(os.path.dirname(sys.executable), "fairseq-generate"), str(data_bin),
+def fairseq_generate(data_bin, checkpoint, launcher=False):
+    """fairseq-generate of the test split, as installed or (``launcher``) as the xlpe-*
+    commands run it."""
+    program = ([sys.executable, "-m", "xlpe_fairseq_cli.fairseq", "fairseq-generate"] if launcher
+               else [os.path.join(os.path.dirname(sys.executable), "fairseq-generate")])
+    command = [*program, str(data_bin),
                "--user-dir", USER_DIR, "--task", "translation_reorder", "--path", str(checkpoint),
                "--gen-subset", "test", "--required-batch-size-multiple", "1", "--num-workers",
                "0", "--cpu"]
@@ -81,8 +86,9 @@ def one_error_line(result):
 def test_fairseq_generate_names_a_truncated_index(tiny, tmp_path):
     data_bin, checkpoint = tiny
     copy = damaged_copy(data_bin, tmp_path, "test.xx-yy.xx.idx", keep_bytes=30)
-    error = one_error_line(fairseq_generate(copy, checkpoint))
-    assert error.startswith(f"fairseq-generate: error: {copy / 'test.xx-yy.xx.idx'}: truncated")
+    # fairseq reports the plugin's error as it reports any exception
+    assert_plugin_error(fairseq_generate(copy, checkpoint), 1,
+                        f"{copy / 'test.xx-yy.xx.idx'}: truncated")
 
 
 def xlpe(command, *args):
@@ -112,15 +118,20 @@ def test_dictionaries_that_do_not_fit_the_checkpoint_are_named(tiny, tmp_path, c
     else:
         result = xlpe(command, "--checkpoint", unrecorded, "--data-bin", copy, "--split",
                       "test", "--output", tmp_path / "order.txt")
-    error = one_error_line(result)
     entries = len(words.splitlines()) + 2 + 4  # and fairseq's 4 special symbols
-    assert error.startswith(f"{command}: error: {copy / 'dict.xx.txt'}: {entries} entries, but "
-                            "the checkpoint's encoder embeddings hold "), error
+    expected = f"{copy / 'dict.xx.txt'}: {entries} entries, but the checkpoint's encoder embeddings hold "
+    if command == "fairseq-generate":
+        assert_plugin_error(result, 1, expected)
+        return
+    error = one_error_line(result)
+    assert error.startswith(f"{command}: error: {expected}"), error
 
 
 def test_a_run_with_the_plugin_prints_no_hydra_debug_lines(tiny):
+    """As the xlpe-* commands run fairseq's (their launcher sets hydra's logger to INFO; the
+    plugin's import changes no logger)."""
     data_bin, checkpoint = tiny
-    result = fairseq_generate(data_bin, checkpoint)
+    result = fairseq_generate(data_bin, checkpoint, launcher=True)
     assert result.returncode == 0, result.stderr[-3000:]
     debug = [line for line in (result.stdout + result.stderr).splitlines() if "DEBUG" in line]
     assert not debug, debug
