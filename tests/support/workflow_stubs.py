@@ -46,17 +46,28 @@ def stubs(tmp_path):
         f'    echo "xlpe-provenance $*" >> "{tmp_path}/provenance-calls" ;;\n'
         f'*) exec "{shutil.which("xlpe-provenance")}" "$@" ;;\nesac\n')
     (folder / "xlpe-provenance").chmod(0o755)
-    # xlpe-train and xlpe-evaluate run fairseq's commands through their launcher (python -m
-    # xlpe_fairseq_cli.fairseq fairseq-generate ...), which runs fairseq_cli's module: a
-    # fairseq_cli whose modules exec the stubs above stands first on PYTHONPATH
+    return stubbed_fairseq(folder, {})
+
+
+def stubbed_fairseq(folder, programs):
+    """An environment in which fairseq-train and fairseq-generate are the executables in
+    ``folder`` (``programs``: more of them to write there, name -> script), however they are
+    started: from PATH, or by the launcher of xlpe-train and xlpe-evaluate (python -m
+    xlpe_fairseq_cli.fairseq fairseq-generate ...), which runs fairseq_cli's module: a
+    fairseq_cli whose modules exec them stands first on PYTHONPATH."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, script in programs.items():
+        (folder / name).write_text(script)
+        (folder / name).chmod(0o755)
     shadow = folder / "python" / "fairseq_cli"
-    shadow.mkdir(parents=True)
+    shadow.mkdir(parents=True, exist_ok=True)
     (shadow / "__init__.py").write_text("")
     for module, name in (("train", "fairseq-train"), ("generate", "fairseq-generate")):
         (shadow / f"{module}.py").write_text(
             f"import os, sys\nos.execvp({name!r}, [{name!r}, *sys.argv[1:]])\n")
     python_path = os.pathsep.join(filter(None, [str(shadow.parent), os.environ.get("PYTHONPATH")]))
-    return {"PATH": f"{folder}{os.pathsep}{os.environ['PATH']}", "PYTHONPATH": python_path}
+    return {**os.environ, "PATH": f"{folder}{os.pathsep}{os.environ['PATH']}",
+            "PYTHONPATH": python_path}
 
 
 READ_ONLY_RUN = """
