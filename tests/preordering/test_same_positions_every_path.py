@@ -9,6 +9,7 @@ xlpe-swap-robustness, and the model loading of xlpe-aer / xlpe-attention-heatmap
 import pytest
 import torch
 from fairseq.dataclass.utils import convert_namespace_to_omegaconf
+from omegaconf import OmegaConf
 
 from synthetic_corpus import preprocess_corpus, random_preorderer, write_corpus, xlpe_task
 from xlpe_fairseq.evaluation.attention_alignment import load_model
@@ -70,8 +71,11 @@ def test_evaluation_tools_load_the_same_positions(setup, tmp_path):
     raw, data_bin, checkpoint = setup
     task, model, args = xlpe_task(data_bin, "--preorderer", str(checkpoint))
     model_path = tmp_path / "checkpoint.pt"
-    # the least of a fairseq checkpoint that load_model_ensemble_and_task reads
-    torch.save({"cfg": convert_namespace_to_omegaconf(args), "model": model.state_dict(),
+    # the least of a fairseq checkpoint that load_model_ensemble_and_task reads, its settings
+    # saved as fairseq saves them (plain containers, which a weights-only load reads)
+    cfg = OmegaConf.to_container(convert_namespace_to_omegaconf(args), resolve=True,
+                                 enum_to_str=True)
+    torch.save({"cfg": cfg, "model": model.state_dict(),
                 "optimizer_history": [{"criterion_name": "CrossEntropyCriterion",
                                        "optimizer_name": "Adam", "lr_scheduler_state": {},
                                        "num_updates": 0}],

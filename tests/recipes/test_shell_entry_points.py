@@ -116,14 +116,14 @@ def dry_run_command(*args):
 
 
 def test_a_short_budget_scales_warmup_and_checkpoints_and_says_so(tmp_path):
-    flags, printout = dry_run_command("transformer", prepared(tmp_path) / "data-bin",
+    flags, printout = dry_run_command("transformer", prepared(tmp_path / "out") / "data-bin",
                                       tmp_path / "ck", "--max-update", "300")
     assert (flags["--warmup-updates"], flags["--save-interval-updates"],
             flags["--validate-interval-updates"]) == ("80", "20", "20")
     assert "--max-update 300 is below the schedule's 15000" in printout
     assert "a checkpoint every 20 updates; xlpe-evaluate: the last 5 checkpoints averaged" in printout
     # a warm-up given is kept; a budget too short for 5 checkpoints says what evaluate.sh does
-    flags, printout = dry_run_command("transformer", tmp_path / "data-bin", tmp_path / "ck",
+    flags, printout = dry_run_command("transformer", tmp_path / "out" / "data-bin", tmp_path / "ck",
                                       "--max-update", "3", "--warmup", "2")
     assert flags["--warmup-updates"] == "2" and "shrunk" in printout
     assert "xlpe-evaluate: the 3 checkpoints saved averaged, not 5" in printout
@@ -133,7 +133,7 @@ def test_every_split_is_batched_whole_even_a_tiny_one(tmp_path):
     """fairseq drops a split's last batch unless its size is a multiple of
     --required-batch-size-multiple: all of a valid split under 8 sentences ("The dataset is
     empty")."""
-    flags, _ = dry_run_command("dpe", prepared(tmp_path) / "data-bin", tmp_path / "ck")
+    flags, _ = dry_run_command("dpe", prepared(tmp_path / "out") / "data-bin", tmp_path / "ck")
     assert flags["--required-batch-size-multiple"] == "1"
 
 
@@ -141,7 +141,7 @@ def test_every_split_is_batched_whole_even_a_tiny_one(tmp_path):
     ("--max-update", "abc"), ("--lr", "0"), ("--warmup", "-5"), ("--max-tokens", "nan"),
     ("--max-update", ""), ("--lr", ""), ("--schedule", "")])
 def test_train_refuses_a_bad_value(tmp_path, option, value):
-    result = bash(TRAIN, "transformer", prepared(tmp_path) / "data-bin", tmp_path / "ck", option,
+    result = bash(TRAIN, "transformer", prepared(tmp_path / "out") / "data-bin", tmp_path / "ck", option,
                   value, "--dry-run")
     assert result.returncode == 2 and f"{option} must be" in result.stderr, result.stderr
     assert result.stderr.count("\n") == 1 and not result.stdout
@@ -149,14 +149,14 @@ def test_train_refuses_a_bad_value(tmp_path, option, value):
 
 def test_train_reads_the_values_as_decimal_numbers(tmp_path):
     """bash arithmetic reads 08 as a bad octal number"""
-    flags, _ = dry_run_command("transformer", prepared(tmp_path) / "data-bin", tmp_path / "ck",
+    flags, _ = dry_run_command("transformer", prepared(tmp_path / "out") / "data-bin", tmp_path / "ck",
                                "--max-update", "0300", "--warmup", "08", "--gpus", "01")
     assert (flags["--max-update"], flags["--warmup-updates"],
             flags["--distributed-world-size"]) == ("300", "8", "1")
 
 
 def test_train_refuses_an_empty_save_dir(tmp_path):
-    result = bash(TRAIN, "transformer", prepared(tmp_path) / "data-bin", tmp_path / "ck",
+    result = bash(TRAIN, "transformer", prepared(tmp_path / "out") / "data-bin", tmp_path / "ck",
                   "--save-dir", "", "--dry-run")
     one_usage_error(result, TRAIN, "--save-dir must name a folder, not ''")
 
@@ -174,7 +174,7 @@ def test_train_refuses_more_gpus_than_the_machine_has_before_any_work(tmp_path):
 
 
 def test_train_given_one_variant_of_the_data_bin_names_the_folder_to_pass(tmp_path):
-    data_bin = prepared(tmp_path) / "data-bin"
+    data_bin = prepared(tmp_path / "out") / "data-bin"
     result = bash(TRAIN, "xlpe-inxl", data_bin / "text", tmp_path / "ck", "--dry-run")
     one_usage_error(result, TRAIN, f"{data_bin / 'text'} is one variant of the data-bin: pass "
                     f"{data_bin}, the folder above, from which xlpe-inxl reads xlpe")
@@ -224,7 +224,7 @@ def test_evaluate_with_an_average_too_large_names_the_ones_to_pass(tmp_path):
     ("--lenpen", "abc", "--lenpen must be a number, not 'abc'"),
     ("--lenpen", "inf", "--lenpen must be a number, not 'inf'"),
     ("--subset", "bogus", "--subset must be one of: test valid, not 'bogus'"),
-    ("--schedule", "bogus", "--schedule must be one of: dpe-iwslt dpe re xlpe, not 'bogus'"),
+    ("--schedule", "bogus", "--schedule must be one of: dpe-iwslt dpe re xlpe demo, not 'bogus'"),
     ("--beam", "", "--beam must be a whole number of at least 1, not ''"),
     ("--model", "", None),
     ("--tokenize", "bogus", "--tokenize must be one of: none zh 13a intl char ja-mecab ko-mecab "
@@ -279,8 +279,13 @@ def test_evaluate_leaves_no_partial_output_when_decoding_fails(tmp_path):
     folder = trained_folder(tmp_path, "dpe", [])
     result = bash(EVALUATE, prepared(tmp_path / "out"), folder, env=env)
     assert result.returncode == 1, result.stderr
-    assert result.stderr.splitlines()[-1] == "fairseq-generate: error: a one-line reason"
-    assert sorted(os.listdir(folder)) == [".xlpe-lock", "checkpoint_best.pt", "schedule.env"]
+    # fairseq's last lines, then the command's own line naming the whole report
+    assert "fairseq-generate: error: a one-line reason" in result.stderr, result.stderr
+    assert result.stderr.splitlines()[-1] == (
+        f"evaluate.sh: error: fairseq-generate failed; its whole report: "
+        f"{folder / 'generate-test.log'}"), result.stderr
+    assert sorted(os.listdir(folder)) == [".xlpe-lock", "checkpoint_best.pt", "generate-test.log",
+                                          "schedule.env"], "no partial output"
 
 
 def test_evaluate_with_another_model_than_trained_names_the_model_to_pass(tmp_path):
@@ -350,9 +355,9 @@ def current_umask():
 
 
 def test_a_raw_folder_named_like_an_option_and_a_failed_preparation_leave_no_record(tmp_path):
-    """`-- -raw OUT`: the held-out splits link to the files of -raw (a `cd -raw` took it for an
-    option and linked /test.en); the run then fails on an empty test line, and OUT holds
-    neither recipe.env nor provenance.json, which would have named it prepared."""
+    """`-- -raw OUT`: the files of -raw are read (a `cd -raw` took it for an option and read
+    /test.en); an empty test line is refused before OUT is made, so that no OUT, and no
+    recipe.env or provenance.json naming it prepared, is left."""
     raw = tmp_path / "-raw"
     raw.mkdir()
     for lang, words in (("en", "a house"), ("de", "ein Haus")):
@@ -361,6 +366,4 @@ def test_a_raw_folder_named_like_an_option_and_a_failed_preparation_leave_no_rec
     result = bash(PREPARE, "--src", "en", "--tgt", "de", "--", "-raw", "out", cwd=tmp_path)
     assert result.returncode == 1 and "-raw/test.en line 2: empty line" in result.stderr, \
         result.stderr
-    out = tmp_path / "out"
-    assert os.readlink(out / "raw" / "test.en") == str(raw / "test.en")
-    assert not (out / "recipe.env").exists() and not (out / "provenance.json").exists()
+    assert not (tmp_path / "out").exists(), "a refused preparation leaves no OUT"

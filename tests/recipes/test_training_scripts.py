@@ -1,7 +1,6 @@
 """examples/train-*.sh: the fairseq-train command each model, size and GPU count gets
 (``--dry-run``), parsed with fairseq's own parser so that a typo in a flag fails here."""
 import json
-import os
 import shlex
 import subprocess
 from pathlib import Path
@@ -10,6 +9,7 @@ import pytest
 import torch
 from fairseq import options
 
+from support.workflow_stubs import stubbed_fairseq
 # registers the plugin for the parser, even where another test imported xlpe_fairseq first
 from xlpe_fairseq import criterions, models, tasks  # noqa: F401
 from xlpe_fairseq.io.provenance import record_corpus
@@ -166,7 +166,7 @@ def test_unknown_schedule_lists_the_known_ones():
                             capture_output=True, text=True)
     assert result.returncode == 2
     assert result.stderr == ("train-wmt14-en-de.sh: error: --schedule must be one of: "
-                             "dpe-iwslt dpe re xlpe, not 'bogus'\n")
+                             "dpe-iwslt dpe re xlpe demo, not 'bogus'\n")
 
 
 @pytest.mark.parametrize("size, order_lambda", [("small", 0.3), ("base", 0.5), ("big", 0.5)])
@@ -217,9 +217,7 @@ def test_evaluate_decodes_as_the_training_schedule_says(tmp_path, model, size, c
     record_corpus(str(data), str(tmp_path / "no-raw"), "en", "de", {}, ["prepare-corpus.sh"])
     # fairseq-train itself is not what this test is about
     stubs.mkdir()
-    (stubs / "fairseq-train").write_text("#!/bin/sh\nexit 0\n")
-    (stubs / "fairseq-train").chmod(0o755)
-    env = {**os.environ, "PATH": f"{stubs}{os.pathsep}{os.environ['PATH']}"}
+    env = stubbed_fairseq(stubs, {"fairseq-train": "#!/bin/sh\nexit 0\n"})
     train = subprocess.run(["bash", str(EXAMPLES / "train-wmt14-en-de.sh"), str(data),
                             "--model", model, "--size", size, "--save-dir", str(save_dir)],
                            capture_output=True, text=True, env=env)
@@ -249,14 +247,16 @@ def test_evaluate_decodes_xl_pe_with_the_preorderers_best_unless_told(tmp_path, 
                                                                        expected):
     """XL PE models decode the data-bin's test positions, the preorderer's best reordering,
     unless --preorderer-nbest N asks to choose among its N best."""
-    (tmp_path / "recipe.env").write_text("SRC=en\nTGT=de\nLOWERCASE=0\nRAW=/raw\n"
-                                         "TOKENIZATION=reversible\n")
-    result = subprocess.run(["bash", str(EXAMPLES / "evaluate.sh"), str(tmp_path),
+    out = tmp_path / "out"  # OUT, beside the checkpoint folder
+    out.mkdir()
+    (out / "recipe.env").write_text("SRC=en\nTGT=de\nLOWERCASE=0\nRAW=/raw\n"
+                                    "TOKENIZATION=reversible\n")
+    result = subprocess.run(["bash", str(EXAMPLES / "evaluate.sh"), str(out),
                              str(tmp_path / "ckpt"), "--model", model, "--schedule", "xlpe",
                              "--dry-run", *options], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     generate = shlex.split(result.stdout.splitlines()[-1])
-    found = [word.replace(str(tmp_path), "DATA")
+    found = [word.replace(str(out), "DATA")
              for word in generate[generate.index("--remove-bpe") + 1:]]
     assert found == expected, f"{model} {options}: {generate}"
 
@@ -268,11 +268,13 @@ def test_evaluate_decodes_xl_pe_with_the_preorderers_best_unless_told(tmp_path, 
 ])
 def test_evaluate_refuses_a_preorderer_choice_it_cannot_make(tmp_path, model, value, status,
                                                              message):
-    (tmp_path / "recipe.env").write_text("SRC=en\nTGT=de\nLOWERCASE=0\nRAW=/raw\n"
-                                         "TOKENIZATION=reversible\n")
+    out = tmp_path / "out"  # OUT, beside the checkpoint folder
+    out.mkdir()
+    (out / "recipe.env").write_text("SRC=en\nTGT=de\nLOWERCASE=0\nRAW=/raw\n"
+                                    "TOKENIZATION=reversible\n")
     (tmp_path / "ckpt").mkdir()
     (tmp_path / "ckpt" / "checkpoint_best.pt").write_bytes(b"")
-    result = subprocess.run(["bash", str(EXAMPLES / "evaluate.sh"), str(tmp_path),
+    result = subprocess.run(["bash", str(EXAMPLES / "evaluate.sh"), str(out),
                              str(tmp_path / "ckpt"), "--model", model, "--schedule", "re",
                              "--preorderer-nbest", value], capture_output=True, text=True)
     assert result.returncode == status and message in result.stderr, result.stderr
@@ -282,8 +284,10 @@ def test_evaluate_refuses_a_preorderer_choice_it_cannot_make(tmp_path, model, va
 def test_evaluate_refuses_a_corpus_tokenized_before_tokens_recorded_spacing(tmp_path):
     """An OUT prepared before has no TOKENIZATION line: its tokens cannot give the text back,
     so it is refused in one line that says to prepare it again, before any work."""
-    (tmp_path / "recipe.env").write_text("SRC=en\nTGT=de\nLOWERCASE=0\nRAW=/raw\n")
-    result = subprocess.run(["bash", str(EXAMPLES / "evaluate.sh"), str(tmp_path),
+    out = tmp_path / "out"  # OUT, beside the checkpoint folder
+    out.mkdir()
+    (out / "recipe.env").write_text("SRC=en\nTGT=de\nLOWERCASE=0\nRAW=/raw\n")
+    result = subprocess.run(["bash", str(EXAMPLES / "evaluate.sh"), str(out),
                              str(tmp_path / "ckpt"), "--model", "transformer", "--schedule",
                              "re", "--dry-run"], capture_output=True, text=True)
     assert result.returncode == 1, result.stderr
@@ -292,9 +296,11 @@ def test_evaluate_refuses_a_corpus_tokenized_before_tokens_recorded_spacing(tmp_
 
 
 def test_evaluate_without_a_schedule_asks_for_one(tmp_path):
-    (tmp_path / "recipe.env").write_text("SRC=en\nTGT=de\nLOWERCASE=0\nRAW=/raw\n"
-                                         "TOKENIZATION=reversible\n")
-    result = subprocess.run(["bash", str(EXAMPLES / "evaluate.sh"), str(tmp_path),
+    out = tmp_path / "out"  # OUT, beside the checkpoint folder
+    out.mkdir()
+    (out / "recipe.env").write_text("SRC=en\nTGT=de\nLOWERCASE=0\nRAW=/raw\n"
+                                    "TOKENIZATION=reversible\n")
+    result = subprocess.run(["bash", str(EXAMPLES / "evaluate.sh"), str(out),
                              str(tmp_path / "ckpt"), "--model", "dpe", "--dry-run"],
                             capture_output=True, text=True)
     assert result.returncode == 2
@@ -322,7 +328,7 @@ def prepared_data_bin(root, joined=False):
     ("re-both", "transformer_reorder_emb", None, "text"),
 ])
 def test_train_sh_every_model_family_on_a_prepared_corpus(tmp_path, model, arch, mode, data):
-    data_bin = prepared_data_bin(tmp_path)
+    data_bin = prepared_data_bin(tmp_path / "out")
     args = parsed(dry_run("train.sh", model, str(data_bin), str(tmp_path / "ck")))
     assert args.arch == arch and getattr(args, "xlpe_mode", None) == mode
     assert args.data == str(data_bin / data)
@@ -334,7 +340,7 @@ def test_train_sh_every_model_family_on_a_prepared_corpus(tmp_path, model, arch,
 
 def test_train_sh_sizes_joined_dictionary_and_fairseq_options(tmp_path):
     # OUT instead of OUT/data-bin, options of both scripts and of fairseq-train mixed
-    data_bin = prepared_data_bin(tmp_path, joined=True)
+    data_bin = prepared_data_bin(tmp_path / "out", joined=True)
     command = dry_run("train.sh", "transformer", str(data_bin.parent), str(tmp_path / "ck"),
                       "--patience", "3", "--size", "base", "--max-update", "100", "--seed", "7")
     args = parsed(command)

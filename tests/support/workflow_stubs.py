@@ -94,6 +94,27 @@ def trained_checkpoint(path, model, schedule="dpe-iwslt"):
                path)
 
 
+def stubbed_fairseq(folder, programs):
+    """An environment in which fairseq-train and fairseq-generate are the executables in
+    ``folder`` (``programs``: more of them to write there, name -> script), however they are
+    started: from PATH, or by the launcher of xlpe-train and xlpe-evaluate (python -m
+    xlpe_fairseq_cli.fairseq fairseq-generate ...), which runs fairseq_cli's module: a
+    fairseq_cli whose modules exec them stands first on PYTHONPATH."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, script in programs.items():
+        (folder / name).write_text(script)
+        (folder / name).chmod(0o755)
+    shadow = folder / "python" / "fairseq_cli"
+    shadow.mkdir(parents=True, exist_ok=True)
+    (shadow / "__init__.py").write_text("")
+    for module, name in (("train", "fairseq-train"), ("generate", "fairseq-generate")):
+        (shadow / f"{module}.py").write_text(
+            f"import os, sys\nos.execvp({name!r}, [{name!r}, *sys.argv[1:]])\n")
+    python_path = os.pathsep.join(filter(None, [str(shadow.parent), os.environ.get("PYTHONPATH")]))
+    return {**os.environ, "PATH": f"{folder}{os.pathsep}{os.environ['PATH']}",
+            "PYTHONPATH": python_path}
+
+
 READ_ONLY_RUN = """
 import os, sys
 from xlpe_fairseq.workflow import {command}

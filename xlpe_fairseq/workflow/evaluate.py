@@ -100,7 +100,7 @@ class ScriptArgumentParser(argparse.ArgumentParser):
     negative length penalty), and argparse's own errors said in the scripts' words."""
 
     def add_value_option(self, flag, check, **kwargs):
-        self.add_argument(flag, type=functools.partial(check, flag=flag), **kwargs)
+        self.add_argument(flag, type=functools.partial(_checked_value, check, flag), **kwargs)
 
     def parse_script_args(self, argv):
         # the word after an option that takes a value is its value, whatever it looks like;
@@ -122,6 +122,9 @@ class ScriptArgumentParser(argparse.ArgumentParser):
         return args
 
     def error(self, message):
+        refused = re.match(r"argument --[\w-]+: (--.*)", message)
+        if refused:
+            raise Refused(refused.group(1), 2)
         missing = re.match(r"argument (--[\w-]+): expected one argument", message)
         if missing:
             raise Refused(f"{missing.group(1)} needs a value", 2)
@@ -129,6 +132,15 @@ class ScriptArgumentParser(argparse.ArgumentParser):
         if unknown and unknown.group(1).startswith("-"):
             raise Refused(f"unknown option {unknown.group(1)} (--help lists them)", 2)
         raise Refused(f"usage: {self.prog} {USAGE}", 2)
+
+
+def _checked_value(check, flag, value):
+    # argparse takes a type's ValueError (a Refused is one) for its own "invalid value" line;
+    # the check's line is kept as an ArgumentTypeError's, which ``error`` gets whole
+    try:
+        return check(value, flag)
+    except Refused as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
 
 
 def argument_parser(prog):

@@ -155,11 +155,6 @@ def test_the_launcher_is_checked_before_the_work_folder_is_written(corpus, tmp_p
     assert not work.exists(), f"{work} was written: {sorted(os.listdir(work))}"
 
 
-@pytest.mark.parametrize("options, message", [
-    (["--launcher", "slurm"], "--launcher slurm needs --time"),
-    (["--partition", "gpu", "--time", "60"], "--partition --time: only with --launcher slurm"),
-    (["--launcher", "slurm", "--time", "60", "--sbatch-args=-A nmt"], "expected sbatch's long"),
-])
 def settings_of(text, node):
     """``{key: value}`` of slurm.conf's lines; the node's line, which starts with ``node``
     (``slurmd -C``'s line), under "node"; the partition's without its name."""
@@ -192,6 +187,11 @@ def test_the_docs_start_the_slurm_the_tests_start(monkeypatch):
     assert differ == {}, f"docs/cluster.md and tests/slurm_cluster.py differ: {differ}"
 
 
+@pytest.mark.parametrize("options, message", [
+    (["--launcher", "slurm"], "--launcher slurm needs --time"),
+    (["--partition", "gpu", "--time", "60"], "--partition --time: only with --launcher slurm"),
+    (["--launcher", "slurm", "--time", "60", "--sbatch-args=-A nmt"], "expected sbatch's long"),
+])
 def test_slurm_options_are_checked_before_anything_runs(options, message, capsys):
     with pytest.raises(SystemExit) as stop:
         main([*REQUIRED, *options])
