@@ -132,6 +132,6 @@ def write_prepared_corpus(out, sizes=None, joined=True):
         for split in splits:
             binarize_reorder(str(bpe / f"{split}.dpe.reorder"), str(bpe / f"{split}.xx"),
                              dataset_prefix(str(folder), split, "xx", "yy"))
-    (out / "recipe.env").write_text(f"SRC=xx\nTGT=yy\nLOWERCASE=0\nRAW={raw}\n")
+    (out / "recipe.env").write_text(f"SRC=xx\nTGT=yy\nLOWERCASE=0\nRAW={raw}\nTOKENIZATION=reversible\n")
     record_corpus(str(out), str(raw), "xx", "yy", {}, ["write_prepared_corpus"])
     return out

@@ -176,7 +176,9 @@ def test_two_runs_into_one_out_or_one_checkpoint_folder_refuse_the_second(chain,
         result = bash("data_prep/prepare-corpus.sh", "--src", "en", "--tgt", "fr", raw, out)
         assert result.returncode == 1 and says in result.stderr, result.stderr
         result = bash("examples/evaluate.sh", out, checkpoints, "--average", "0", "--cpu")
-        assert result.returncode == 1 and says in result.stderr, result.stderr
+        # evaluation names the preparation that is writing OUT
+        assert result.returncode == 1 and f"{out} is being written by another run" in \
+            result.stderr, result.stderr
     with open(checkpoints / ".xlpe-lock", "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)  # as a training in progress holds it
         result = bash("examples/evaluate.sh", out, checkpoints, "--average", "0", "--cpu")

@@ -24,7 +24,7 @@ def test_demo_knows_transformer_deep_and_its_old_name(tmp_path):
 def demo_summary(work, gpu):
     """The table demo.sh ends with, from its own summary code, for the runs in ``work``."""
     script = (REPO / "examples" / "demo.sh").read_text()
-    code = script.split("<<'PY'\n", 1)[1].split("\nPY\n", 1)[0]
+    code = script.rsplit("<<'PY'\n", 1)[1].split("\nPY\n", 1)[0]  # the last heredoc
     result = subprocess.run([sys.executable, "-", str(work), "", str(work / "data"), gpu],
                             input=code, capture_output=True, text=True, cwd=REPO)
     assert result.returncode == 0, result.stderr

@@ -50,7 +50,8 @@ def test_a_bad_option_is_one_usage_error_before_any_work(tmp_path, script, args,
                             text=True, stdin=subprocess.DEVNULL, env={**os.environ, **env},
                             timeout=60)
     assert result.returncode == 2, result.stderr
-    # (the Bible recipe is Python's, whose errors say the program; the others are bash)
-    prefix = f"{Path(script).name}: error: " if script == BIBLE else ""
+    # (the Bible recipe and two_pass.sh are Python's, whose errors say the program; the others
+    # are bash)
+    prefix = f"{Path(script).name}: error: " if script in (BIBLE, TWO_PASS) else ""
     assert result.stderr == prefix + message + "\n", result.stderr
     assert not any(tmp_path.iterdir()), f"{script} wrote {sorted(os.listdir(tmp_path))}"

@@ -11,6 +11,7 @@ from xlpe_fairseq.workflow.preorderer_steps import (
     training_settings,
 )
 from xlpe_fairseq.workflow.prepare_settings import preorderer_defaults, settings_of
+from xlpe_fairseq.workflow.script_options import Refused
 
 SETTINGS = ("PREORDER_LOSS", "PREORDER_SEEDS", "PREORDER_EPOCHS", "PREORDER_BATCH_TOKENS",
             "PREORDER_MAX_LENGTH", "PREORDER_SAMPLE", "PREORDER_JOBS", "PREORDER_THREADS")
@@ -96,13 +97,12 @@ def test_a_set_variable_wins_and_the_rest_follow_the_corpus():
     assert "--loss pairwise" in training and "1 seed(s), pairwise loss" in said
 
 
-def test_an_unknown_loss_is_refused_before_any_work(capsys):
+def test_an_unknown_loss_is_refused_before_any_work():
     env = {key: value for key, value in os.environ.items() if not key.startswith("PREORDER_")}
-    with pytest.raises(SystemExit) as exit_info:
+    with pytest.raises(Refused) as refused:
         settings_of({"SRC": "en", "TGT": "de"}, {**env, "PREORDER_LOSS": "hinge"})
-    assert exit_info.value.code == 2
-    assert capsys.readouterr().err.strip() == \
-        "PREORDER_LOSS must be one of: pairwise structured both, not 'hinge'"
+    assert refused.value.exit_status == 2
+    assert str(refused.value) == "PREORDER_LOSS must be one of: pairwise structured both, not 'hinge'"
 
 
 @pytest.mark.parametrize("pairs", [18395, 60000])

@@ -209,7 +209,7 @@ def test_a_bad_tokenized_value_is_a_usage_error(tmp_path, value):
     raw = write_raw(tmp_path / "raw", "en", "de")
     result = prepare("--tokenized", value, raw, tmp_path / "out")
     assert result.returncode == 2 and result.stderr == (
-        f"--tokenized must be languages of the corpus (en de) separated by commas, not "
+        f"xlpe-prepare: error: --tokenized must be languages of the corpus (en de) separated by commas, not "
         f"'{value}'\n"), result.stderr
     assert not (tmp_path / "out").exists()
 
