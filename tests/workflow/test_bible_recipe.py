@@ -1,5 +1,5 @@
 """data_prep/prepare-bible-he-en.sh (xlpe_fairseq/workflow/bible_recipe.py) on a tiny corpus
-in place of the Bible (a stub xlpe-bible-corpus): the corpus, then xlpe-prepare's layout with
+in place of the Bible (the recipe run with its corpus step copying that corpus): the corpus, then xlpe-prepare's layout with
 both sides taken as tokenized, which examples/demo.sh and the other examples read; a rerun that
 skips every step, one run at a time in OUTDIR, and no temporary file left by an interrupted or
 a killed run."""
@@ -17,15 +17,20 @@ from support.interrupted_runs import SLEEPING_STUB, alive, default_sigint, tempo
 from support.parallel_text import write_raw
 from warm_python import real_processes
 
-ROOT = Path(__file__).resolve().parents[2]
-RECIPE = ROOT / "data_prep" / "prepare-bible-he-en.sh"
-# copies a corpus prepared by the test into --out, as xlpe-bible-corpus writes its own
-CORPUS_STUB = """#!{python}
+# the recipe, its corpus step (bible_corpus.write_corpus, called in its process) copying the
+# corpus the test prepared (STUB_CORPUS) where it writes the Bible's
+RECIPE_RUN = """
 import os, shutil, sys
-out = sys.argv[sys.argv.index("--out") + 1]
-os.makedirs(out, exist_ok=True)
-for name in os.listdir(os.environ["STUB_CORPUS"]):
-    shutil.copy(os.path.join(os.environ["STUB_CORPUS"], name), out)
+from xlpe_fairseq.preprocessing import bible_corpus
+from xlpe_fairseq.workflow import bible_recipe
+
+def copy_corpus(out, cache):
+    os.makedirs(out, exist_ok=True)
+    for name in os.listdir(os.environ["STUB_CORPUS"]):
+        shutil.copy(os.path.join(os.environ["STUB_CORPUS"], name), out)
+
+bible_corpus.write_corpus = copy_corpus
+sys.exit(bible_recipe.main(["--prog", "prepare-bible-he-en.sh", *sys.argv[1:]]))
 """
 HOLDER = """
 import sys, time
@@ -56,7 +61,7 @@ def stubs(tmp_path, **commands):
     """A folder of stub commands, first on PATH, and the environment that runs them."""
     folder = tmp_path / "stubs"
     folder.mkdir(exist_ok=True)
-    for name, text in {"xlpe-bible-corpus": CORPUS_STUB, **commands}.items():
+    for name, text in commands.items():
         (folder / name).write_text(text.format(python=sys.executable))
         (folder / name).chmod(0o755)
     path = os.pathsep.join([str(folder), os.path.dirname(sys.executable), os.environ["PATH"]])
@@ -66,8 +71,12 @@ def stubs(tmp_path, **commands):
             "PYTHONWARNINGS": "ignore"}
 
 
+def recipe_command(*args):
+    return [sys.executable, "-c", RECIPE_RUN, *map(str, args)]
+
+
 def recipe(*args, env):
-    return subprocess.run([str(RECIPE), *map(str, args)], capture_output=True, text=True,
+    return subprocess.run(recipe_command(*args), capture_output=True, text=True,
                           env=env, stdin=subprocess.DEVNULL)
 
 
@@ -148,7 +157,7 @@ def test_a_second_run_into_the_same_outdir_is_refused_naming_the_live_holder(tmp
 
 
 def start_until_aligning(env, out, mark):
-    run = subprocess.Popen([str(RECIPE), str(out)], stderr=subprocess.PIPE, text=True, env=env,
+    run = subprocess.Popen(recipe_command(out), stderr=subprocess.PIPE, text=True, env=env,
                            preexec_fn=default_sigint)
     deadline = time.monotonic() + 120
     while not (mark.exists() and mark.read_text()) and run.poll() is None:

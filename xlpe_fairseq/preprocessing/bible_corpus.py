@@ -199,14 +199,32 @@ def fetch_wheel(cache_dir):
     return os.path.join(cache_dir, WHEEL_NAME)
 
 
+def default_cache():
+    """Where the wheel is downloaded: $XDG_CACHE_HOME/xlpe-fairseq, else ~/.cache/xlpe-fairseq."""
+    return os.path.join(os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")),
+                        "xlpe-fairseq")
+
+
+def write_corpus(out, cache, wheel=None):
+    """The corpus into ``out`` from ``wheel`` (else the one in ``cache``, downloaded there if
+    needed), saying what it holds and what was dropped."""
+    check_output_directory(out)
+    verses, stats = read_corpus(wheel or fetch_wheel(cache))
+    splits = split_verses(verses)
+    write_splits(splits, out)
+    sizes = ", ".join(f"{split} {len(v)}" for split, v in splits.items())
+    print(f"xlpe-bible-corpus: {sizes} verse pairs; {stats.links} gold links; dropped "
+          f"{stats.dropped_empty} verses with an empty side, "
+          f"{stats.links_to_unknown_token} links to unknown tokens, "
+          f"{stats.links_across_verses} links across verses", file=sys.stderr)
+
+
 def build_parser():
     parser = argparse.ArgumentParser(prog="xlpe-bible-corpus",
                                      description=__doc__.splitlines()[0],
                                      formatter_class=HelpFormatter)
     parser.add_argument("--out", required=True, help="directory for the corpus files")
-    default_cache = os.path.join(os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")),
-                                 "xlpe-fairseq")
-    parser.add_argument("--cache", default=default_cache,
+    parser.add_argument("--cache", default=default_cache(),
                         help="where the wheel is downloaded (default: $XDG_CACHE_HOME/xlpe-fairseq, "
                         "else ~/.cache/xlpe-fairseq)")
     parser.add_argument("--wheel", help="use this local bible-alignments wheel, no download")
@@ -215,20 +233,7 @@ def build_parser():
 
 def main(argv=None):
     args = build_parser().parse_args(argv)
-
-    def body():
-        check_output_directory(args.out)
-        wheel = args.wheel or fetch_wheel(args.cache)
-        verses, stats = read_corpus(wheel)
-        splits = split_verses(verses)
-        write_splits(splits, args.out)
-        sizes = ", ".join(f"{split} {len(v)}" for split, v in splits.items())
-        print(f"xlpe-bible-corpus: {sizes} verse pairs; {stats.links} gold links; dropped "
-              f"{stats.dropped_empty} verses with an empty side, "
-              f"{stats.links_to_unknown_token} links to unknown tokens, "
-              f"{stats.links_across_verses} links across verses", file=sys.stderr)
-
-    run_command(body, "xlpe-bible-corpus")
+    run_command(lambda: write_corpus(args.out, args.cache, args.wheel), "xlpe-bible-corpus")
 
 
 if __name__ == "__main__":

@@ -29,10 +29,11 @@ import sys
 from ..io import run_command
 from ..io.locks import claim_folder
 from ..model_registry import TRAIN_MODELS, reads_positions
+from ..preprocessing import bible_corpus
 from . import prepare as xlpe_prepare
 from .prepare_settings import settings_of
 from .script_options import Refused, ScriptHelpFormatter, one_of, whole, wrapper_name
-from .steps import Steps, remove_stale_temporaries_of, run_program
+from .steps import Steps, remove_stale_temporaries_of
 
 SRC, TGT = "he", "en"
 SPLITS = ("train", "valid", "test")
@@ -94,8 +95,9 @@ def prepare(argv, prog):
 
 
 def get_corpus(steps, corpus):
-    """xlpe-bible-corpus into CORPUS: already tokenized on both sides (Hebrew morphemes, BSB
-    words and punctuation), and the gold alignments index exactly these tokens."""
+    """xlpe-bible-corpus's corpus into CORPUS, in this process: already tokenized on both
+    sides (Hebrew morphemes, BSB words and punctuation), and the gold alignments index
+    exactly these tokens."""
     os.makedirs(corpus, exist_ok=True)
     files = [os.path.join(corpus, f"{split}.{name}") for split in SPLITS
              for name in (SRC, TGT, "ids")]
@@ -103,7 +105,7 @@ def get_corpus(steps, corpus):
     if steps.fresh(files, []):
         steps.skipped("corpus")
         return
-    steps.timed("corpus", run_program, ["xlpe-bible-corpus", "--out", corpus])
+    steps.timed("corpus", bible_corpus.write_corpus, corpus, bible_corpus.default_cache())
     steps.made(files[0])
 
 
