@@ -69,8 +69,9 @@ def test_an_xlpe_command_without_fairseq_says_it_in_one_line(bare_python):
                                         "from xlpe_fairseq_cli.commands import bleu; bleu()")
     assert result.returncode == 1, result.stderr
     lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("xlpe-bleu: xlpe-fairseq is a fairseq plugin"), \
-        f"expected one 'xlpe-bleu: ...' line, got:\n{result.stderr}"
+    assert len(lines) == 1 and lines[0].startswith(
+        "xlpe-bleu: error: xlpe-fairseq is a fairseq plugin"), \
+        f"expected one 'xlpe-bleu: error: ...' line, got:\n{result.stderr}"
 
 
 def test_a_fairseq_of_another_series_is_named_with_its_version(bare_python, tmp_path):

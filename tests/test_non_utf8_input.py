@@ -306,7 +306,8 @@ def inxl_diagnostics(tmp):
 def study(tmp):
     reference = text_file(tmp / "test.en", ["a house", "a dog"], bad_line=2)
     return (["--data-bin", str(tmp / "data-bin"), "--source-lang", "he", "--target-lang", "en",
-             "--reference", reference, "--work", str(tmp / "out")], not_utf8(reference, 2))
+             "--reference", reference, "--models", "transformer", "--work", str(tmp / "out")],
+            not_utf8(reference, 2))
 
 
 def study_gold(tmp):
@@ -316,14 +317,15 @@ def study_gold(tmp):
     source_bpe = text_file(tmp / "test.bpe.he", ["a", "b"])
     return (["--data-bin", str(tmp / "data-bin"), "--source-lang", "he", "--target-lang", "en",
              "--reference", reference, "--gold", gold, "--source-bpe", source_bpe,
-             "--target-bpe", reference, "--work", str(tmp / "out")], not_utf8(gold, 1))
+             "--target-bpe", reference, "--models", "transformer", "--work", str(tmp / "out")],
+            not_utf8(gold, 1))
 
 
 def study_dictionary(tmp):
     data_bin, _ = fake_data_bin(tmp, bad_line=2)
     reference = text_file(tmp / "test.en", ["a house", "a dog"])
     return (["--data-bin", str(data_bin), "--source-lang", "he", "--target-lang", "en",
-             "--reference", reference, "--work", str(tmp / "out")],
+             "--reference", reference, "--models", "transformer", "--work", str(tmp / "out")],
             not_utf8(data_bin / "dict.en.txt", 2))
 
 
