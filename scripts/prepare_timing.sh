@@ -7,6 +7,10 @@
 # Extra xlpe-prepare options in PREPARE_ARGS (default: --models transformer,dpe, which leaves
 # the preorderer out).
 set -euo pipefail
+if [[ ${1:-} == -h || ${1:-} == --help ]]; then
+    sed -n '2,/^set /{/^set /d;s/^# \{0,1\}//;p}' "$0" | sed "s|scripts/prepare_timing.sh|$(basename "$0")|g"
+    exit 0
+fi
 (($# >= 4)) || { echo "usage: $0 BEFORE_VENV AFTER_VENV WORK RAW:SRC:TGT..." >&2; exit 2; }
 before=$(realpath "$1") after=$(realpath "$2") work=$3
 shift 3
