@@ -194,3 +194,16 @@ def test_two_runs_merged_by_id_are_not_an_nbest_list(tmp_path, capsys, main):
     err = expect_error(main, [option, generated, "--reference", reference,
                               "--target-lang", "en"], capsys)
     assert f"{generated} line 2: sentence 0's hypothesis scores -0.3, above the one before" in err
+
+
+def test_text_tokenized_as_given_scores_the_same_without_sacrebleus_warning(caplog):
+    """A corpus prepared from tokenized text (the demo's Bible) is scored as given: sacreBLEU's
+    "forgot to detokenize" warning would print on every evaluation, and the score is the same."""
+    hypotheses = references = ["a b ."] * 120
+    caplog.set_level("WARNING", logger="sacrebleu")
+    warned = bleu.score(hypotheses, references, "13a")
+    assert "detokenize" in caplog.text, "sacreBLEU no longer warns: this test tests nothing"
+    caplog.clear()
+    quiet = bleu.score(hypotheses, references, "13a", tokenized=True)
+    assert "detokenize" not in caplog.text, caplog.text
+    assert quiet == warned, "forcing sacreBLEU changed the scores or the signature"

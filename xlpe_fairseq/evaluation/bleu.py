@@ -56,14 +56,17 @@ def add_tokenize_argument(parser):
                         "zh, ja-mecab for ja, ko-mecab for ko, else 13a)")
 
 
-def metrics(tokenize="13a"):
-    """BLEU with sacreBLEU's ``tokenize`` and chrF (which tokenizes nothing)."""
-    return {"bleu": sacrebleu.metrics.BLEU(tokenize=tokenize), "chrf": sacrebleu.metrics.CHRF()}
+def metrics(tokenize="13a", tokenized=False):
+    """BLEU with sacreBLEU's ``tokenize`` and chrF (which tokenizes nothing); ``tokenized``:
+    the text is tokenized as given (a corpus prepared from tokenized text), which sacreBLEU
+    would warn about on every run (``force``, which changes no score)."""
+    return {"bleu": sacrebleu.metrics.BLEU(tokenize=tokenize, force=tokenized),
+            "chrf": sacrebleu.metrics.CHRF()}
 
 
-def score(hypotheses, references, tokenize="13a"):
+def score(hypotheses, references, tokenize="13a", tokenized=False):
     """Return a dict with BLEU, chrF and their signatures."""
-    bleu, chrf = metrics(tokenize).values()
+    bleu, chrf = metrics(tokenize, tokenized).values()
     bleu_score = bleu.corpus_score(hypotheses, [references])
     chrf_score = chrf.corpus_score(hypotheses, [references])
     return {
@@ -120,7 +123,7 @@ def score_generate_output(generate_output, reference, target_lang, tokenized_ref
     hypotheses = detokenize(generated.hypotheses)
     if tokenized_reference:
         references = detokenize(references)
-    return score(hypotheses, references, tokenize), hypotheses
+    return score(hypotheses, references, tokenize, tokenized_reference), hypotheses
 
 
 def score_and_write(generate_output, reference, target_lang, tokenized_reference=False,
