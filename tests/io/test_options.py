@@ -52,3 +52,16 @@ def test_an_unbalanced_quote_is_a_usage_error():
     assert shell_words("--beam 5 --x 'a b'") == "--beam 5 --x 'a b'"
     with pytest.raises(argparse.ArgumentTypeError, match="No closing quotation"):
         shell_words("--beam '5")
+
+
+@pytest.mark.parametrize("words, value", [
+    (["--log-interval", "10"], "10"),
+    (["--log-interval", "10", "--cpu", "--log-interval=5"], "5"),
+    (["--log-interval=5", "--log-interval", "100"], "100"),
+    (["--cpu", "--log-interval"], None),
+    (["--log-intervals", "3"], None),
+])
+def test_option_value_is_the_last_one_given_as_fairseq_reads_it(words, value):
+    from xlpe_fairseq.io import option_value
+
+    assert option_value(words, "--log-interval") == value, words

@@ -53,6 +53,7 @@ from .options import (
     add_parallel_arguments,
     default_workers,
     language_code,
+    option_value,
     positive_int,
     shell_words,
 )

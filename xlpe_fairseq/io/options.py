@@ -104,6 +104,18 @@ def shell_words(text):
 LANGUAGE_CODE = re.compile(r"[A-Za-z]{2,8}([-_][A-Za-z0-9]{1,8})*")
 
 
+def option_value(options, name):
+    """The value of the last ``name VALUE`` or ``name=VALUE`` in a list of command-line words,
+    None when absent."""
+    value = None
+    for k, option in enumerate(options):
+        if option == name and k + 1 < len(options):
+            value = options[k + 1]
+        elif option.startswith(name + "="):
+            value = option.partition("=")[2]
+    return value
+
+
 def language_code(text):
     """argparse type of a language code: letters, then subtags after '-' or '_' (no path,
     dot or space)."""

@@ -17,7 +17,7 @@ weights and xlpe-train resumes from the same ``checkpoint_last.pt``.
 import os
 import re
 
-from ..io import InputError, atomic_output
+from ..io import InputError, atomic_output, option_value
 from ..io.checkpoints import fairseq_checkpoint
 from .training_progress import saved_checkpoint
 
@@ -67,10 +67,9 @@ class CheckpointKeeping:
     @classmethod
     def of_command(cls, save_dir, command):
         """The keeping of a fairseq-train ``command``: its last --keep-interval-updates."""
-        values = [command[i + 1] for i, word in enumerate(command[:-1])
-                  if word == "--keep-interval-updates"]
+        value = option_value(command, "--keep-interval-updates")
         try:
-            keep = int(values[-1]) if values else 0
+            keep = int(value) if value is not None else 0
         except ValueError:  # fairseq-train refuses it
             keep = 0
         return cls(save_dir, keep)

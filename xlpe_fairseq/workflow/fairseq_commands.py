@@ -9,7 +9,7 @@ one split, written under a hidden name and renamed when complete.
 import os
 import sys
 
-from ..io import Terminated
+from ..io import Terminated, option_value
 from ..io.children import run_child
 from ..io.outputs import atomic_output
 from ..user_dir import PLUGIN_DIR
@@ -55,9 +55,9 @@ def run_training(command, save_dir, max_update, name, resume=None):
     log = os.path.join(save_dir, "train.log")
     progress = Progress(max_update, name)
     keeping = CheckpointKeeping.of_command(save_dir, command)
-    every = command[len(command) - 1 - command[::-1].index("--log-interval") + 1]
     progress.say(f"fairseq-train starts (loading the data, building the model): its report "
-                 f"on stdout and in {log}, the progress here every {every} updates")
+                 f"on stdout and in {log}, the progress here every "
+                 f"{option_value(command, '--log-interval')} updates")
 
     def read(line):
         progress.read(line)

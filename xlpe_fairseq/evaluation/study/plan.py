@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 from ...data.positions_note import positions_note
-from ...io import InputError, atomic_output, count_lines
+from ...io import InputError, atomic_output, count_lines, option_value
 from ...model_registry import learns_order
 from ...user_dir import PLUGIN_DIR
 from .profiles import PROFILES, model_flags, profile_settings
@@ -36,18 +36,6 @@ def recipe_file(args, name):
     path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(args.xlpe_data_bin))),
                         name)
     return path if os.path.isfile(path) else None
-
-
-def option_value(options, name):
-    """The value of the last ``name VALUE`` or ``name=VALUE`` in a list of command-line words,
-    None when absent."""
-    value = None
-    for k, option in enumerate(options):
-        if option == name and k + 1 < len(options):
-            value = options[k + 1]
-        elif option.startswith(name + "="):
-            value = option.partition("=")[2]
-    return value
 
 
 def trained_row(label):
